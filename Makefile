@@ -1,0 +1,18 @@
+# The README's two commands: `make demo` (main job) and `make test` (every test).
+# Both install the pinned tools first (tools/setup.sh, idempotent).
+CARGO ?= cargo
+
+.PHONY: demo test tools lint
+
+tools:
+	@tools/setup.sh
+
+demo: tools
+	$(CARGO) run --release --locked -q -- demo
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release --locked -- -D warnings
+
+test: tools lint
+	$(CARGO) test --workspace --release --locked

