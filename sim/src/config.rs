@@ -130,7 +130,7 @@ impl Config {
         }
         if h.tlb_entries == 0
             || h.tlb_ways == 0
-            || h.tlb_entries % h.tlb_ways != 0
+            || !h.tlb_entries.is_multiple_of(h.tlb_ways)
             || !(h.tlb_entries / h.tlb_ways).is_power_of_two()
         {
             return e(format!(

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod fabric;
+pub mod fxhash;
 pub mod hub;
 pub mod memory;
 pub mod numerics;

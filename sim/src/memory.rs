@@ -1,6 +1,6 @@
 //! Sparse byte-addressable GPU memory of a hub, in 64 KiB pages.
 
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 
 const PAGE_BITS: u32 = 16;
 const PAGE: usize = 1 << PAGE_BITS;
@@ -8,7 +8,7 @@ const PAGE: usize = 1 << PAGE_BITS;
 /// Sparse memory: unwritten bytes read as zero.
 #[derive(Clone, Debug, Default)]
 pub struct SparseMemory {
-    pages: HashMap<u64, Box<[u8]>>,
+    pages: FxHashMap<u64, Box<[u8]>>,
 }
 
 impl SparseMemory {

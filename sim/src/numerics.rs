@@ -691,7 +691,7 @@ pub fn set_lane(dt: DType, bytes: &mut [u8], i: usize, bits: u32) -> Result<(), 
 /// multiple of `dt.bytes()`.
 pub fn lane_count(dt: DType, bytes: &[u8]) -> Result<usize, NumericsError> {
     let w = dt.bytes();
-    if bytes.len() % w == 0 {
+    if bytes.len().is_multiple_of(w) {
         Ok(bytes.len() / w)
     } else {
         Err(NumericsError::RaggedLength {

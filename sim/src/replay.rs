@@ -5,7 +5,7 @@
 use crate::config::{Config, ConfigError, HubConfig};
 use crate::fabric::{Fabric, LinkCounters};
 use crate::hub::tlb::TlbStats;
-use crate::numerics::{from_f32, reduce_lanes, AccMode, DType, ReduceOp};
+use crate::numerics::{reduce_lanes, AccMode, DType, ReduceOp};
 use crate::packet::{Opcode, Packet, Stage};
 use crate::traffic::{account, PhaseTraffic, RowShape, Token, Traffic};
 use serde::Serialize;
@@ -93,14 +93,14 @@ pub fn replay_config(
     tokens: usize,
     topk: usize,
 ) -> Result<Config, ReplayError> {
-    if opts.ep == 0 || opts.experts == 0 || opts.experts % opts.ep != 0 {
+    if opts.ep == 0 || opts.experts == 0 || !opts.experts.is_multiple_of(opts.ep) {
         return Err(ReplayError::Shape(format!(
             "{} experts cannot be split evenly over {} ranks",
             opts.experts, opts.ep
         )));
     }
     let row_bytes = opts.hidden * opts.dtype.bytes();
-    if row_bytes == 0 || row_bytes % 16 != 0 {
+    if row_bytes == 0 || !row_bytes.is_multiple_of(16) {
         return Err(ReplayError::Shape(format!(
             "hidden {} x {} = {row_bytes} bytes is not a positive multiple of 16 bytes (one flit)",
             opts.hidden,
@@ -129,9 +129,11 @@ pub fn replay_config(
     })
 }
 
-/// Deterministic token row data: finite values of moderate range, both signs.
+/// Deterministic token row data: finite values of moderate range (|x| in
+/// [2^-8, 2^8)), both signs, random mantissas, generated directly in `dtype`.
 pub fn token_row(dtype: DType, seed: u64, aidx: u32, hidden: usize, out: &mut Vec<u8>) {
     out.clear();
+    out.reserve(hidden * dtype.bytes());
     let mut x = seed ^ (aidx as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
     for _ in 0..hidden {
         // splitmix64
@@ -140,12 +142,22 @@ pub fn token_row(dtype: DType, seed: u64, aidx: u32, hidden: usize, out: &mut Ve
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
-        // sign, exponent in [-8, 7], 23 random mantissa bits.
-        let bits = ((z as u32) & 0x8000_0000)
-            | ((127 - 8 + ((z >> 32) as u32 & 15)) << 23)
-            | ((z >> 40) as u32 & 0x7F_FFFF);
-        let v = from_f32(dtype, f32::from_bits(bits));
-        out.extend_from_slice(&v.to_le_bytes()[..dtype.bytes()]);
+        let sign = (z >> 63) as u32;
+        let e = (z >> 59) as u32 & 15; // exponent offset 0..15 → 2^-8 .. 2^7
+        match dtype {
+            DType::Bf16 => {
+                let v = (sign << 15) | ((127 - 8 + e) << 7) | (z as u32 & 0x7F);
+                out.extend_from_slice(&(v as u16).to_le_bytes());
+            }
+            DType::F16 => {
+                let v = (sign << 15) | ((15 - 8 + e) << 10) | (z as u32 & 0x3FF);
+                out.extend_from_slice(&(v as u16).to_le_bytes());
+            }
+            DType::F32 => {
+                let v = (sign << 31) | ((127 - 8 + e) << 23) | (z as u32 & 0x7F_FFFF);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
     }
 }
 
@@ -178,138 +190,166 @@ pub fn replay_golden(
     let maddr_of = |aidx: u32, chunk: usize| {
         cfg.hub.mbase + ((aidx as u64) << cfg.hub.log2_bsize) + 256 * chunk as u64
     };
-    let mut rows: Vec<Vec<u8>> = Vec::with_capacity(tokens.len());
-    let mut buf = Vec::new();
+    let rows: Vec<Vec<u8>> = tokens
+        .iter()
+        .map(|t| {
+            let mut buf = Vec::new();
+            token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
+            buf
+        })
+        .collect();
     let mut mismatches = 0u64;
+    std::thread::scope(|scope| -> Result<ReplayReport, ReplayError> {
+        // The direct Combine results are computed on a second thread while the
+        // fabric runs Dispatch.
+        let reference_thread = scope.spawn(|| {
+            tokens
+                .iter()
+                .zip(&rows)
+                .map(|(t, row)| {
+                    let per_port = targets_per_port(&t.remote(epp), epp);
+                    let mut out = Vec::new();
+                    if !per_port.is_empty() {
+                        direct_combine(opts.dtype, row, &per_port, &mut out);
+                    }
+                    out
+                })
+                .collect::<Vec<Vec<u8>>>()
+        });
 
-    // Dispatch.
-    let mut dispatch_packets = 0u64;
-    let before = fabric.links.clone();
-    for (i, t) in tokens.iter().enumerate() {
-        token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
-        rows.push(buf.clone());
-        let remote = t.remote(epp);
-        if remote.is_empty() {
-            continue;
-        }
-        for (c, &len) in chunks.iter().enumerate() {
-            let mut p = Packet::new(Opcode::DynSt);
-            p.maddr = maddr_of(t.aidx, c);
-            p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
-            p.len = len as u8;
-            p.dtype = opts.dtype;
-            p.targets = remote.clone();
-            p.be = Some(u128::MAX);
-            p.payload = buf[256 * c..256 * c + 16 * len].to_vec();
-            fabric.inject(t.src, p);
-            dispatch_packets += 1;
-        }
-        if i % 256 == 0 {
-            progress("dispatch", i, tokens.len());
-        }
-    }
-    let dispatch_links = fabric.links.since(&before);
-    mismatches += compare_links(&dispatch_links, &expected.dispatch);
-
-    // Every remote (expert, token) pair allocated exactly one slot.
-    let mut want_alloc = vec![0u32; opts.experts];
-    for t in tokens {
-        for e in t.remote(epp) {
-            want_alloc[e as usize] += 1;
-        }
-    }
-    for (e, want) in want_alloc.iter().enumerate() {
-        if fabric.hubs[e / epp].counters[e % epp] != *want {
-            mismatches += 1;
-        }
-    }
-
-    // Combine. The experts are the identity: each reads back the row it received.
-    let mut combine_packets = 0u64;
-    let mut results_checked = 0u64;
-    let before = fabric.links.clone();
-    let mut reference = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        let remote = t.remote(epp);
-        if remote.is_empty() {
-            continue;
-        }
-        // Targets per port in ascending port order (spec §9 order).
-        let mut per_port: Vec<(usize, usize)> = Vec::new();
-        for e in &remote {
-            let q = *e as usize / epp;
-            match per_port.iter_mut().find(|(p, _)| *p == q) {
-                Some(x) => x.1 += 1,
-                None => per_port.push((q, 1)),
+        // Dispatch.
+        let mut dispatch_packets = 0u64;
+        let before = fabric.links.clone();
+        for (i, t) in tokens.iter().enumerate() {
+            let buf = &rows[i];
+            let remote = t.remote(epp);
+            if remote.is_empty() {
+                continue;
+            }
+            for (c, &len) in chunks.iter().enumerate() {
+                let mut p = Packet::new(Opcode::DynSt);
+                p.maddr = maddr_of(t.aidx, c);
+                p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
+                p.len = len as u8;
+                p.dtype = opts.dtype;
+                p.targets = remote.clone();
+                p.be = Some(u128::MAX);
+                p.payload = buf[256 * c..256 * c + 16 * len].to_vec();
+                fabric.inject(t.src, p);
+                dispatch_packets += 1;
+            }
+            if i % 256 == 0 {
+                progress("dispatch", i, tokens.len());
             }
         }
-        per_port.sort();
-        for (c, &len) in chunks.iter().enumerate() {
-            let mut p = Packet::new(Opcode::DynLdReduce);
-            p.stage = Stage::Combine;
-            p.maddr = maddr_of(t.aidx, c);
-            p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
-            p.len = len as u8;
-            p.dtype = opts.dtype;
-            p.targets = remote.clone();
-            fabric.inject(t.src, p);
-            combine_packets += 1;
-            let got = fabric.delivered[t.src].pop();
-            let chunk = &rows[i][256 * c..256 * c + 16 * len];
-            direct_combine(opts.dtype, chunk, &per_port, &mut reference);
-            results_checked += 1;
-            match got {
-                Some(r) if r.opcode == Opcode::RspReduce && r.payload == reference => {}
-                _ => mismatches += 1,
-            }
-        }
-        if i % 256 == 0 {
-            progress("combine", i, tokens.len());
-        }
-    }
-    let combine_links = fabric.links.since(&before);
-    mismatches += compare_links(&combine_links, &expected.combine);
-    mismatches += fabric.delivered.iter().map(|d| d.len() as u64).sum::<u64>();
+        let dispatch_links = fabric.links.since(&before);
+        mismatches += compare_links(&dispatch_links, &expected.dispatch);
 
-    let mut tlb = TlbStats::default();
-    for h in &fabric.hubs {
-        let s = h.stats().tlb;
-        tlb.hits += s.hits;
-        tlb.misses += s.misses;
-        tlb.evictions += s.evictions;
-    }
-    let errors = fabric.error_counters().iter().fold(
-        vec![0u64; crate::packet::ErrorCode::COUNT],
-        |mut acc, p| {
-            for (a, n) in acc.iter_mut().zip(p) {
-                *a += n;
+        // Every remote (expert, token) pair allocated exactly one slot.
+        let mut want_alloc = vec![0u32; opts.experts];
+        for t in tokens {
+            for e in t.remote(epp) {
+                want_alloc[e as usize] += 1;
             }
-            acc
-        },
-    );
-    Ok(ReplayReport {
-        engine: "golden".into(),
-        tokens: tokens.len(),
-        ep: opts.ep,
-        experts: opts.experts,
-        topk,
-        hidden: opts.hidden,
-        dtype: opts.dtype,
-        payload_bytes_per_token: row.row_bytes,
-        dispatch: PhaseReport {
-            traffic: expected.dispatch,
-            packets: dispatch_packets,
-        },
-        combine: PhaseReport {
-            traffic: expected.combine,
-            packets: combine_packets,
-        },
-        mismatches,
-        results_checked,
-        tlb_hit_rate: tlb.hit_rate(),
-        tlb,
-        errors,
+        }
+        for (e, want) in want_alloc.iter().enumerate() {
+            if fabric.hubs[e / epp].counters[e % epp] != *want {
+                mismatches += 1;
+            }
+        }
+
+        // Combine. The experts are the identity: each reads back the row it received.
+        let mut combine_packets = 0u64;
+        let mut results_checked = 0u64;
+        let before = fabric.links.clone();
+        let references = reference_thread
+            .join()
+            .map_err(|_| ReplayError::Shape("the reference thread panicked".into()))?;
+        for (i, t) in tokens.iter().enumerate() {
+            let remote = t.remote(epp);
+            if remote.is_empty() {
+                continue;
+            }
+            for (c, &len) in chunks.iter().enumerate() {
+                let mut p = Packet::new(Opcode::DynLdReduce);
+                p.stage = Stage::Combine;
+                p.maddr = maddr_of(t.aidx, c);
+                p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
+                p.len = len as u8;
+                p.dtype = opts.dtype;
+                p.targets = remote.clone();
+                fabric.inject(t.src, p);
+                combine_packets += 1;
+                let got = fabric.delivered[t.src].pop();
+                let reference = &references[i][256 * c..256 * c + 16 * len];
+                results_checked += 1;
+                match got {
+                    Some(r) if r.opcode == Opcode::RspReduce && r.payload == reference => {}
+                    _ => mismatches += 1,
+                }
+            }
+            if i % 256 == 0 {
+                progress("combine", i, tokens.len());
+            }
+        }
+        let combine_links = fabric.links.since(&before);
+        mismatches += compare_links(&combine_links, &expected.combine);
+        mismatches += fabric.delivered.iter().map(|d| d.len() as u64).sum::<u64>();
+
+        let mut tlb = TlbStats::default();
+        for h in &fabric.hubs {
+            let s = h.stats().tlb;
+            tlb.hits += s.hits;
+            tlb.misses += s.misses;
+            tlb.evictions += s.evictions;
+        }
+        let errors = fabric.error_counters().iter().fold(
+            vec![0u64; crate::packet::ErrorCode::COUNT],
+            |mut acc, p| {
+                for (a, n) in acc.iter_mut().zip(p) {
+                    *a += n;
+                }
+                acc
+            },
+        );
+        Ok(ReplayReport {
+            engine: "golden".into(),
+            tokens: tokens.len(),
+            ep: opts.ep,
+            experts: opts.experts,
+            topk,
+            hidden: opts.hidden,
+            dtype: opts.dtype,
+            payload_bytes_per_token: row.row_bytes,
+            dispatch: PhaseReport {
+                traffic: expected.dispatch,
+                packets: dispatch_packets,
+            },
+            combine: PhaseReport {
+                traffic: expected.combine,
+                packets: combine_packets,
+            },
+            mismatches,
+            results_checked,
+            tlb_hit_rate: tlb.hit_rate(),
+            tlb,
+            errors,
+        })
     })
+}
+
+/// Targets per port, ascending port order: (port, number of targets there).
+fn targets_per_port(remote: &[u16], epp: usize) -> Vec<(usize, usize)> {
+    let mut per_port: Vec<(usize, usize)> = Vec::new();
+    for e in remote {
+        let q = *e as usize / epp;
+        match per_port.iter_mut().find(|(p, _)| *p == q) {
+            Some(x) => x.1 += 1,
+            None => per_port.push((q, 1)),
+        }
+    }
+    per_port.sort();
+    per_port
 }
 
 /// The Combine result computed directly: each port reduces its copies of the row

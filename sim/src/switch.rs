@@ -80,9 +80,9 @@ impl Switch {
     pub fn ingress(&mut self, port: usize, _origin: Origin, mut p: Packet) -> Vec<(usize, Packet)> {
         p.src_port = port as u8;
         match p.opcode {
-            Opcode::DynSt => self.replicate_dynamic(&p),
+            Opcode::DynSt => self.replicate_dynamic(p),
             Opcode::DynLdReduce => {
-                let out = self.replicate_dynamic(&p);
+                let out = self.replicate_dynamic(p.clone());
                 let ports = out.iter().map(|(q, _)| *q).collect();
                 self.open(p, ports);
                 out
@@ -105,7 +105,7 @@ impl Switch {
         (0..self.limits.num_ports).filter(move |q| mask >> q & 1 == 1)
     }
 
-    fn replicate_dynamic(&self, p: &Packet) -> Vec<(usize, Packet)> {
+    fn replicate_dynamic(&self, mut p: Packet) -> Vec<(usize, Packet)> {
         let mut by_port: BTreeMap<usize, Vec<u16>> = BTreeMap::new();
         for &t in &p.targets {
             by_port
@@ -113,14 +113,20 @@ impl Switch {
                 .or_default()
                 .push(t);
         }
-        by_port
-            .into_iter()
-            .map(|(q, targets)| {
-                let mut r = p.clone();
-                r.targets = targets;
-                (q, r)
-            })
-            .collect()
+        p.targets = Vec::new();
+        let n = by_port.len();
+        let mut out = Vec::with_capacity(n);
+        for (i, (q, targets)) in by_port.into_iter().enumerate() {
+            // The last replica takes the packet itself (no payload copy).
+            let mut r = if i + 1 == n {
+                std::mem::replace(&mut p, Packet::new(Opcode::DynSt))
+            } else {
+                p.clone()
+            };
+            r.targets = targets;
+            out.push((q, r));
+        }
+        out
     }
 
     fn open(&mut self, request: Packet, ports: Vec<usize>) {

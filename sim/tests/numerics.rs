@@ -272,8 +272,8 @@ fn bf16_overflow_and_subnormals() {
     // Subnormals (bf16 has f32's exponent range; smallest bf16 subnormal 0x0001 = 2^-133 =
     // f32 0x0001_0000).
     assert_eq!(to_f32(Bf16, 0x0001), f32::from_bits(0x0001_0000));
-    assert_eq!(to_f32(Bf16, 0x0001), 2f32.powi(-133));
-    assert_eq!(to_f32(Bf16, 0x8001), -(2f32.powi(-133)));
+    assert_eq!(to_f32(Bf16, 0x0001) as f64, 2f64.powi(-133));
+    assert_eq!(to_f32(Bf16, 0x8001) as f64, -(2f64.powi(-133)));
     // f32 2^-149 is far below half of 2^-133 -> +0.
     assert_eq!(from_f32(Bf16, f32::from_bits(0x0000_0001)), 0x0000);
     assert_eq!(from_f32(Bf16, f32::from_bits(0x8000_0001)), 0x8000);
@@ -874,8 +874,10 @@ fn any_acc() -> impl Strategy<Value = AccMode> {
     prop::sample::select(AccMode::ALL.to_vec())
 }
 
-/// (dt, op, acc, inputs as lane values: inputs x lanes)
-fn reduction_case() -> impl Strategy<Value = (DType, ReduceOp, AccMode, Vec<Vec<u32>>)> {
+/// A reduction case: (dt, op, acc, inputs as lane values, indexed [input][lane]).
+type Case = (DType, ReduceOp, AccMode, Vec<Vec<u32>>);
+
+fn reduction_case() -> impl Strategy<Value = Case> {
     (any_dtype(), any_op(), any_acc(), 1usize..6, 0usize..20).prop_flat_map(
         |(dt, op, acc, n_inputs, lanes)| {
             let input = prop::collection::vec(lane_value(dt), lanes);
@@ -944,9 +946,9 @@ proptest! {
     /// min and max are commutative bit for bit, return the smaller/larger operand under the
     /// ordering -inf < ... < -0 < +0 < ... < +inf with NaNs ignored, for every type.
     #[test]
-    fn min_max_commutative_and_correct(dt in any_dtype(), seed_a in any::<u32>(), seed_b in any::<u32>()) {
-        let mask = if dt == F32 { u32::MAX } else { 0xFFFF };
-        let (a, b) = (seed_a & mask, seed_b & mask);
+    fn min_max_commutative_and_correct(
+        (dt, a, b) in any_dtype().prop_flat_map(|dt| (Just(dt), lane_value(dt), lane_value(dt)))
+    ) {
         for acc in AccMode::ALL {
             let min_ab = red(dt, Min, acc, &[a, b]);
             let max_ab = red(dt, Max, acc, &[a, b]);
@@ -966,7 +968,7 @@ proptest! {
             prop_assert_eq!(min_ab, exp_min);
             prop_assert_eq!(max_ab, exp_max);
         }
-        let (x, y) = (f32::from_bits(seed_a), f32::from_bits(seed_b));
+        let (x, y) = (to_f32(dt, a), to_f32(dt, b));
         for op in [Min, Max] {
             prop_assert_eq!(combine_f32(op, x, y).to_bits(), combine_f32(op, y, x).to_bits());
         }

@@ -1,7 +1,7 @@
 //! AL-TLB model (spec §7): set-associative, round-robin replacement.
 
+use crate::fxhash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -41,7 +41,7 @@ pub struct Tlb {
     slots: Vec<Option<Entry>>,
     rr: Vec<usize>,
     /// (local, aidx) → slot, so a fully associative lookup is O(1) in the model.
-    index: HashMap<(u32, u32), usize>,
+    index: FxHashMap<(u32, u32), usize>,
     /// Counters.
     pub stats: TlbStats,
 }
@@ -55,7 +55,7 @@ impl Tlb {
             ways,
             slots: vec![None; entries],
             rr: vec![0; sets],
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             stats: TlbStats::default(),
         }
     }

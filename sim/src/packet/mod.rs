@@ -261,7 +261,7 @@ mod hex_bytes {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let s = String::deserialize(d)?;
-        if s.len() % 2 != 0 {
+        if !s.len().is_multiple_of(2) {
             return Err(serde::de::Error::custom("odd number of hex digits"));
         }
         (0..s.len())
@@ -635,7 +635,7 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
 ///
 /// A length that is not a multiple of 16 is an `ERR_FRAME`.
 pub fn flits_from_bytes(bytes: &[u8]) -> Result<Vec<Flit>, PacketError> {
-    if bytes.len() % FLIT_BYTES != 0 || bytes.is_empty() {
+    if !bytes.len().is_multiple_of(FLIT_BYTES) || bytes.is_empty() {
         return Err(PacketError {
             code: ErrorCode::Frame,
             field: "flits",

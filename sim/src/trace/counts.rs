@@ -123,22 +123,14 @@ pub enum CountsError {
         highest: u64,
     },
     /// The requested selection is not in the table.
-    #[error("{file}: no rows for {model}/{corpus}/{layer} (models: {models}; corpora: {corpora}; layers: {layers})")]
+    #[error("{file}: no rows for {selection} ({available})")]
     NotFound {
         /// File name as given.
         file: String,
-        /// Requested model.
-        model: String,
-        /// Requested corpus.
-        corpus: String,
-        /// Requested layer.
-        layer: u64,
-        /// Models present, comma-separated.
-        models: String,
-        /// Corpora present, comma-separated.
-        corpora: String,
-        /// Layers present, comma-separated.
-        layers: String,
+        /// The requested selection.
+        selection: Selection,
+        /// What the file holds, as `models: ...; corpora: ...; layers: ...`.
+        available: String,
     },
 }
 
@@ -148,6 +140,9 @@ pub struct CountsTable {
     file: String,
     entries: Vec<(Selection, Vec<u64>)>,
 }
+
+/// Rows of one selection while parsing: expert ID -> (count, line).
+type ExpertRows = BTreeMap<u64, (u64, usize)>;
 
 /// The columns a counts CSV must have.
 const COLUMNS: [&str; 5] = ["model", "corpus", "layer", "expert", "count"];
@@ -169,8 +164,7 @@ impl CountsTable {
         let mut header: Option<[usize; 5]> = None;
         let mut width = 0usize;
         let mut index: HashMap<Selection, usize> = HashMap::new();
-        // Per selection: expert -> (count, line).
-        let mut rows: Vec<(Selection, BTreeMap<u64, (u64, usize)>)> = Vec::new();
+        let mut rows: Vec<(Selection, ExpertRows)> = Vec::new();
         let mut buf = Vec::new();
         let mut line = 0usize;
         loop {
@@ -315,19 +309,22 @@ impl CountsTable {
             .map(|(_, c)| c.as_slice())
             .ok_or_else(|| {
                 let join = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>().join(", ");
+                let models = join(self.entries.iter().map(|(s, _)| s.model.clone()).collect());
+                let corpora = join(self.entries.iter().map(|(s, _)| s.corpus.clone()).collect());
                 let layers: BTreeSet<u64> = self.entries.iter().map(|(s, _)| s.layer).collect();
+                let layers = layers
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 CountsError::NotFound {
                     file: self.file.clone(),
-                    model: model.to_string(),
-                    corpus: corpus.to_string(),
-                    layer,
-                    models: join(self.entries.iter().map(|(s, _)| s.model.clone()).collect()),
-                    corpora: join(self.entries.iter().map(|(s, _)| s.corpus.clone()).collect()),
-                    layers: layers
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    selection: Selection {
+                        model: model.to_string(),
+                        corpus: corpus.to_string(),
+                        layer,
+                    },
+                    available: format!("models: {models}; corpora: {corpora}; layers: {layers}"),
                 }
             })
     }

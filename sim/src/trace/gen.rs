@@ -323,8 +323,9 @@ fn draw_weighted(
     // Chosen experts are marked with -1 in the scratch copy.
     scratch.clear();
     scratch.extend_from_slice(weights);
+    let positive_sum = |s: &[f64]| -> f64 { s.iter().filter(|&&w| w > 0.0).sum() };
+    let mut total = positive_sum(scratch);
     for _ in 0..k {
-        let total: f64 = scratch.iter().filter(|&&w| w > 0.0).sum();
         let pick = if total > 0.0 && total.is_finite() {
             let target = unit_f64(rng) * total;
             let mut acc = 0.0;
@@ -354,7 +355,13 @@ fn draw_weighted(
                 .map_or(0, |(i, _)| i)
         };
         out.push(pick as u16);
+        let removed = scratch[pick].max(0.0);
         scratch[pick] = -1.0;
+        // Keep the running total; recompute it exactly if cancellation made it unreliable.
+        total -= removed;
+        if total <= removed * 1e-9 {
+            total = positive_sum(scratch);
+        }
     }
 }
 
@@ -369,7 +376,7 @@ fn inclusion_probabilities(weights: &[f64], k: usize) -> Vec<f64> {
     loop {
         let slots = (k - capped.iter().filter(|&&c| c).count()) as f64;
         let free_total: f64 = (0..n).filter(|&i| !capped[i]).map(|i| weights[i]).sum();
-        if !(free_total > 0.0) {
+        if free_total.is_nan() || free_total <= 0.0 {
             let free = (0..n).filter(|&i| !capped[i]).count().max(1) as f64;
             for i in 0..n {
                 pi[i] = if capped[i] { 1.0 } else { slots / free };
@@ -483,10 +490,10 @@ pub fn generate(
     if experts == 0 || experts > MAX_EXPERTS {
         return Err(GenError::BadExperts(experts));
     }
-    if tokens % ep != 0 {
+    if !tokens.is_multiple_of(ep) {
         return Err(GenError::TokensNotDivisible { tokens, ep });
     }
-    if experts % ep != 0 {
+    if !experts.is_multiple_of(ep) {
         return Err(GenError::ExpertsNotDivisible { experts, ep });
     }
     if topk == 0 || topk > experts {
@@ -564,7 +571,7 @@ pub fn generate(
     let mut order = Vec::with_capacity(experts);
     let mut records = Vec::with_capacity(ep);
     for rank in 0..ep {
-        let mut top_indices = Vec::with_capacity(per_rank);
+        let mut top_indices = Vec::with_capacity(per_rank.min(1 << 20));
         for _ in 0..per_rank {
             let mut ids = Vec::with_capacity(topk);
             match &sampler {

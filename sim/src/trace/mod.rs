@@ -1,12 +1,12 @@
 //! MoE routing traces: the file format, seeded generators and imbalance statistics.
 //!
 //! A trace records, for each (step, layer, EP rank), the top-k expert IDs chosen for every
-//! token of that rank. The format ([`format`]) is JSON Lines compatible with the routing traces
+//! token of that rank. The format ([`format`](mod@format)) is JSON Lines compatible with the routing traces
 //! Megatron-core can dump: one object per (step, layer, rank) with the keys `step`, `layer`,
 //! `rank`, `num_tokens`, `topk` and `top_indices`, plus an optional `label` saying where the data
 //! came from (for example `"calibrated-synthetic: counts OLMoE-1B-7B/github/7"`).
 //!
-//! * [`format`]: [`Trace`], [`TraceRecord`], the reader with file/line/field errors, the writer.
+//! * [`format`](mod@format): [`Trace`], [`TraceRecord`], the reader with file/line/field errors, the writer.
 //! * [`gen`]: seeded synthetic traces from a [`DistSpec`] (`uniform`, `zipf:A`, `dirichlet:A`,
 //!   `counts:FILE:MODEL:CORPUS:LAYER`).
 //! * [`counts`]: the per-expert marginal table (`model,corpus,layer,expert,count` CSV).

@@ -177,7 +177,7 @@ pub fn rank_loads(expert_load: &[u64], ep: usize) -> Result<Vec<u64>, StatsError
     if experts == 0 || experts > MAX_EXPERTS {
         return Err(StatsError::BadExperts(experts));
     }
-    if experts % ep != 0 {
+    if !experts.is_multiple_of(ep) {
         return Err(StatsError::ExpertsNotDivisible { experts, ep });
     }
     Ok(expert_load
@@ -203,7 +203,7 @@ impl TraceStats {
         if experts == 0 || experts > MAX_EXPERTS {
             return Err(StatsError::BadExperts(experts));
         }
-        if experts % ep != 0 {
+        if !experts.is_multiple_of(ep) {
             return Err(StatsError::ExpertsNotDivisible { experts, ep });
         }
         let selected: Vec<(usize, &TraceRecord)> = trace

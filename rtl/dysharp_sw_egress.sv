@@ -1,0 +1,217 @@
+// dysharp_sw_egress: egress of one switch port (architecture.md, dysharp_switch).
+//
+// Two class arbiters, round robin over the sources of each class and packet-atomic (a grant is
+// held from a packet's first flit to its last): request class = the request crosspoint queues
+// towards this port; response class = the response crosspoint queues, the parsers' RSP_ERROR
+// queues and the reduction unit's result stream of this port. A link arbiter then moves at most
+// one flit per cycle into either the request output FIFO (to the hub) or the response output FIFO
+// (to the SM), round robin at flit granularity between the classes that have a flit and FIFO room.
+// The classes never share a queue, so a stalled hub cannot block responses and a stalled SM cannot
+// block requests. Counts the downlink's flits and payload flits.
+
+module dysharp_sw_egress
+  import dysharp_pkg::*;
+#(
+  parameter int unsigned NumReqSrc = 8,
+  parameter int unsigned NumRspSrc = 11,
+  parameter int unsigned OutDepth  = 2
+) (
+  input  logic                            clk_i,
+  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  /* verilator lint_off SYNCASYNCNET */
+  input  logic                            rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
+  // Request-class sources.
+  input  logic [NumReqSrc-1:0]            req_src_valid_i,
+  output logic [NumReqSrc-1:0]            req_src_ready_o,
+  input  logic [NumReqSrc*FlitBits-1:0]   req_src_data_i,
+  input  logic [NumReqSrc-1:0]            req_src_last_i,
+  // Response-class sources.
+  input  logic [NumRspSrc-1:0]            rsp_src_valid_i,
+  output logic [NumRspSrc-1:0]            rsp_src_ready_o,
+  input  logic [NumRspSrc*FlitBits-1:0]   rsp_src_data_i,
+  input  logic [NumRspSrc-1:0]            rsp_src_last_i,
+  // Downlink: requests to the hub, responses to the SM.
+  output logic                            req_out_valid_o,
+  input  logic                            req_out_ready_i,
+  output flit_t                           req_out_data_o,
+  output logic                            req_out_last_o,
+  output logic                            rsp_out_valid_o,
+  input  logic                            rsp_out_ready_i,
+  output flit_t                           rsp_out_data_o,
+  output logic                            rsp_out_last_o,
+  // Counters (wrap around).
+  output logic [31:0]                     dn_flits_o,
+  output logic [31:0]                     dn_payload_flits_o
+);
+
+  localparam int unsigned ReqIdxW = (NumReqSrc > 1) ? $clog2(NumReqSrc) : 1;
+  localparam int unsigned RspIdxW = (NumRspSrc > 1) ? $clog2(NumRspSrc) : 1;
+  localparam int unsigned OutW    = FlitBits + 1;
+
+  // Class arbitration.
+  logic [NumReqSrc-1:0] req_gnt;
+  logic [ReqIdxW-1:0]   req_idx;
+  logic [NumRspSrc-1:0] rsp_gnt;
+  logic [RspIdxW-1:0]   rsp_idx;
+  logic [1:0]           sel_valid, sel_last, inpkt_q, inpkt_d, move;
+  flit_t                sel_data [2];
+
+  // Link arbitration and output FIFOs.
+  logic [1:0]           link_req, link_gnt;
+  logic                 link_valid;
+  logic                 unused_link_idx;
+  logic [1:0]           out_in_ready;
+  logic [OutW-1:0]      req_out_word, rsp_out_word;
+  logic [$clog2(OutDepth+1)-1:0] unused_req_usage, unused_rsp_usage;
+
+  logic [31:0]          dn_flits_q, dn_payload_q;
+  flit_t                mv_data;
+  logic                 mv_head;
+
+  dysharp_rr_arb #(
+    .N (NumReqSrc)
+  ) u_req_arb (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .req_i   (req_src_valid_i),
+    .lock_i  (inpkt_q[0]),
+    .ack_i   (move[0]),
+    .gnt_o   (req_gnt),
+    .idx_o   (req_idx),
+    .valid_o (sel_valid[0])
+  );
+
+  dysharp_rr_arb #(
+    .N (NumRspSrc)
+  ) u_rsp_arb (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .req_i   (rsp_src_valid_i),
+    .lock_i  (inpkt_q[1]),
+    .ack_i   (move[1]),
+    .gnt_o   (rsp_gnt),
+    .idx_o   (rsp_idx),
+    .valid_o (sel_valid[1])
+  );
+
+  assign sel_data[0] = req_src_data_i[FlitBits*req_idx +: FlitBits];
+  assign sel_last[0] = req_src_last_i[req_idx];
+  assign sel_data[1] = rsp_src_data_i[FlitBits*rsp_idx +: FlitBits];
+  assign sel_last[1] = rsp_src_last_i[rsp_idx];
+
+  assign link_req = sel_valid & out_in_ready;
+
+  dysharp_rr_arb #(
+    .N (2)
+  ) u_link_arb (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .req_i   (link_req),
+    .lock_i  (1'b0),
+    .ack_i   (link_valid),
+    .gnt_o   (link_gnt),
+    .idx_o   (unused_link_idx),
+    .valid_o (link_valid)
+  );
+
+  assign move            = link_gnt;
+  assign req_src_ready_o = move[0] ? req_gnt : '0;
+  assign rsp_src_ready_o = move[1] ? rsp_gnt : '0;
+
+  // A packet is in progress from its first moved flit to its last.
+  always_comb begin
+    inpkt_d = inpkt_q;
+    for (int unsigned c = 0; c < 2; c++) begin
+      if (move[c]) begin
+        inpkt_d[c] = !sel_last[c];
+      end
+    end
+  end
+
+  dysharp_fifo #(
+    .Width (OutW),
+    .Depth (OutDepth)
+  ) u_req_out (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (move[0]),
+    .in_ready_o  (out_in_ready[0]),
+    .in_data_i   ({sel_last[0], sel_data[0]}),
+    .out_valid_o (req_out_valid_o),
+    .out_ready_i (req_out_ready_i),
+    .out_data_o  (req_out_word),
+    .usage_o     (unused_req_usage)
+  );
+
+  dysharp_fifo #(
+    .Width (OutW),
+    .Depth (OutDepth)
+  ) u_rsp_out (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (move[1]),
+    .in_ready_o  (out_in_ready[1]),
+    .in_data_i   ({sel_last[1], sel_data[1]}),
+    .out_valid_o (rsp_out_valid_o),
+    .out_ready_i (rsp_out_ready_i),
+    .out_data_o  (rsp_out_word),
+    .usage_o     (unused_rsp_usage)
+  );
+
+  assign req_out_data_o = req_out_word[FlitBits-1:0];
+  assign req_out_last_o = req_out_word[FlitBits];
+  assign rsp_out_data_o = rsp_out_word[FlitBits-1:0];
+  assign rsp_out_last_o = rsp_out_word[FlitBits];
+
+  // Downlink counters: every moved flit; payload flits of a packet counted at its flit0.
+  assign mv_data = move[1] ? sel_data[1] : sel_data[0];
+  assign mv_head = move[1] ? !inpkt_q[1] : !inpkt_q[0];
+
+  function automatic logic [31:0] payload_flits(input flit_t f);
+    hdr_t h;
+    logic carries;
+    h       = hdr_t'(f);
+    carries = (h.opcode == OpWrite) || (h.opcode == OpMcSt) || (h.opcode == OpDynSt) ||
+              (h.opcode == OpRspRead) || (h.opcode == OpRspReduce) ||
+              ((h.opcode == OpRspPartial) && (h.ecode == '0));
+    return carries ? 32'(h.len) : 32'd0;
+  endfunction
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      inpkt_q      <= '0;
+      dn_flits_q   <= '0;
+      dn_payload_q <= '0;
+    end else begin
+      inpkt_q <= inpkt_d;
+      if (move != '0) begin
+        dn_flits_q <= dn_flits_q + 32'd1;
+        if (mv_head) begin
+          dn_payload_q <= dn_payload_q + payload_flits(mv_data);
+        end
+      end
+    end
+  end
+
+  assign dn_flits_o         = dn_flits_q;
+  assign dn_payload_flits_o = dn_payload_q;
+
+`ifndef SYNTHESIS
+  a_one_move: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    $onehot0(move));
+  // Sources keep an offered flit until it is taken.
+  a_req_src_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    (req_src_valid_i & ~req_src_ready_o) != '0 |=>
+    ($past(req_src_valid_i & ~req_src_ready_o) & ~req_src_valid_i) == '0);
+  a_rsp_src_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    (rsp_src_valid_i & ~rsp_src_ready_o) != '0 |=>
+    ($past(rsp_src_valid_i & ~rsp_src_ready_o) & ~rsp_src_valid_i) == '0);
+  // Counters: at most one flit and one packet's payload per cycle.
+  a_dn_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    (dn_flits_q - $past(dn_flits_q)) <= 32'd1);
+  a_dn_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    (dn_payload_q - $past(dn_payload_q)) <= 32'(MaxLen));
+`endif
+
+endmodule

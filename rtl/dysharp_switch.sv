@@ -1,0 +1,473 @@
+// dysharp_switch: the DySHARP switch core (docs/spec.md §5, §6; docs/architecture.md).
+//
+// Per port p:
+//   ingress  link arbiter (one flit per cycle over req_in from SM p and rsp_in from hub p, round
+//            robin at flit granularity between the classes offering a flit with buffer room),
+//            a parser per class (dysharp_parser: store-and-forward, spec §6 checks, src_port
+//            stamping, RSP_ERROR for bad frames) and a forwarder per class
+//            (dysharp_sw_req_fwd: routing, replication with pruned target lists, ld_reduce entry
+//            allocation; dysharp_sw_rsp_fwd: responses to the crosspoints, RSP_PARTIAL to the
+//            reduction unit);
+//   crosspoints  one queue per (ingress i, egress q, class), written in parallel by ingress i;
+//   egress   dysharp_sw_egress: class arbiters (request: crosspoints i->q; response: crosspoints
+//            i->q, the two parsers' RSP_ERROR queues of port q, the reduction unit's result stream
+//            q), link arbiter, request FIFO (req_out, to hub q) and response FIFO (rsp_out, to SM q).
+// One dysharp_reduce_unit (load-reduce table) serves all ports; its allocation port is shared,
+// round robin among the request forwarders that need an entry.
+//
+// Counters (32-bit, wrap around): err_count_o codes 1..10 counted at the ingress port of the bad
+// frame (plus ERR_OPCODE for orphan partials); codes 11..13 stay 0 (the hubs count them).
+// up_flits_o: every accepted uplink flit; up_payload_flits_o: payload flits of good frames.
+// dn_flits_o / dn_payload_flits_o: the same on the downlink (both classes).
+
+module dysharp_switch
+  import dysharp_pkg::*;
+#(
+  parameter int unsigned NumPorts       = 8,
+  parameter int unsigned ExpertsPerPort = 32,
+  parameter int unsigned MaxTargets     = 32,
+  parameter int unsigned NumGroups      = 16,
+  parameter int unsigned RedEntries     = 16,
+  parameter int unsigned XpDepth        = 48
+) (
+  input  logic                                clk_i,
+  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  /* verilator lint_off SYNCASYNCNET */
+  input  logic                                rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
+  input  logic [NumGroups*NumPorts-1:0]       cfg_group_mask_i,
+  // Requests from each SM (uplink, request class).
+  input  logic [NumPorts-1:0]                 req_in_valid_i,
+  output logic [NumPorts-1:0]                 req_in_ready_o,
+  input  logic [NumPorts*128-1:0]             req_in_data_i,
+  input  logic [NumPorts-1:0]                 req_in_last_i,
+  // Responses from each hub (uplink, response class).
+  input  logic [NumPorts-1:0]                 rsp_in_valid_i,
+  output logic [NumPorts-1:0]                 rsp_in_ready_o,
+  input  logic [NumPorts*128-1:0]             rsp_in_data_i,
+  input  logic [NumPorts-1:0]                 rsp_in_last_i,
+  // Requests to each hub (downlink, request class).
+  output logic [NumPorts-1:0]                 req_out_valid_o,
+  input  logic [NumPorts-1:0]                 req_out_ready_i,
+  output logic [NumPorts*128-1:0]             req_out_data_o,
+  output logic [NumPorts-1:0]                 req_out_last_o,
+  // Responses to each SM (downlink, response class).
+  output logic [NumPorts-1:0]                 rsp_out_valid_o,
+  input  logic [NumPorts-1:0]                 rsp_out_ready_i,
+  output logic [NumPorts*128-1:0]             rsp_out_data_o,
+  output logic [NumPorts-1:0]                 rsp_out_last_o,
+  // Counters (wrap-around 32-bit).
+  output logic [NumPorts*NumErrCodes*32-1:0]  err_count_o,
+  output logic [NumPorts*32-1:0]              up_flits_o,
+  output logic [NumPorts*32-1:0]              dn_flits_o,
+  output logic [NumPorts*32-1:0]              up_payload_flits_o,
+  output logic [NumPorts*32-1:0]              dn_payload_flits_o
+);
+
+  localparam int unsigned TgtFlits  = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
+  localparam int unsigned TgtW      = TgtFlits * FlitBits;
+  localparam int unsigned NtW       = $clog2(MaxLen + 2);
+  localparam int unsigned PayW      = $clog2(MaxLen + 1);
+  localparam int unsigned UsW       = $clog2(XpDepth + 1);
+  localparam int unsigned NumRspSrc = NumPorts + 3;
+  localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
+  localparam int unsigned XpW       = FlitBits + 1;              // {last, flit}
+  localparam int unsigned NP2       = NumPorts * NumPorts;
+  localparam int unsigned NumSwErr  = 10;                        // codes 1..10 counted here
+
+  // ---------------------------------------------------------------------------------------------
+  // Crosspoint queues. Write side indexed [i*NumPorts + q] (ingress-major), read side
+  // [q*NumPorts + i] (egress-major).
+  logic [NP2-1:0]          rxp_wvalid, rxp_wready, rxp_wlast;
+  logic [NP2*FlitBits-1:0] rxp_wdata;
+  logic [NP2*UsW-1:0]      rxp_usage;
+  logic [NP2-1:0]          rxp_rvalid, rxp_rready, rxp_rlast;
+  logic [NP2*FlitBits-1:0] rxp_rdata;
+
+  logic [NP2-1:0]          sxp_wvalid, sxp_wready, sxp_wlast;
+  logic [NP2*FlitBits-1:0] sxp_wdata;
+  logic [NP2*UsW-1:0]      sxp_usage;
+  logic [NP2-1:0]          sxp_rvalid, sxp_rready, sxp_rlast;
+  logic [NP2*FlitBits-1:0] sxp_rdata;
+
+  // Parser RSP_ERROR queues per port: [p] from the request parser, [p] from the response parser.
+  logic [NumPorts-1:0]          rq_err_valid, rq_err_ready, rs_err_valid, rs_err_ready;
+  logic [NumPorts*FlitBits-1:0] rq_err_data, rs_err_data;
+
+  // Reduction unit.
+  logic                         alloc_valid, alloc_ready;
+  flit_t                        alloc_hdr;
+  logic [NumPorts-1:0]          alloc_ports;
+  logic [NumPorts-1:0]          alloc_req, alloc_gnt, alloc_arb_gnt;
+  logic [PortW-1:0]             alloc_idx;
+  logic                         alloc_hold_q;
+  flit_t                        fwd_alloc_hdr   [NumPorts];
+  logic [NumPorts-1:0]          fwd_alloc_ports [NumPorts];
+  logic [NumPorts-1:0]          part_valid, part_ready, part_last;
+  logic [NumPorts*FlitBits-1:0] part_data;
+  logic [NumPorts-1:0]          res_valid, res_ready, res_last;
+  logic [NumPorts*FlitBits-1:0] res_data;
+  logic [NumPorts-1:0]          orphan;
+
+  for (genvar p = 0; p < NumPorts; p++) begin : gen_port
+    // -------------------------------------------------------------------------------------------
+    // Ingress link arbiter: [0] request class (SM), [1] response class (hub).
+    logic [1:0]          in_req, in_gnt;
+    logic                in_any;
+    logic                unused_in_idx;
+    logic                rq_ready, rs_ready;
+    logic                rq_evt_err, rs_evt_err;
+    logic [EcodeWidth-1:0] rq_evt_code, rs_evt_code;
+    logic [PayW-1:0]     rq_evt_pay, rs_evt_pay;
+
+    // Request parser -> request forwarder.
+    logic                rq_desc_valid, rq_desc_ready;
+    flit_t               rq_desc_hdr;
+    logic [TgtW-1:0]     rq_desc_tgt;
+    logic [NtW-1:0]      rq_desc_ntail;
+    logic                rq_tail_valid, rq_tail_ready;
+    flit_t               rq_tail_data;
+    // Response parser -> response forwarder.
+    logic                rs_desc_valid, rs_desc_ready;
+    flit_t               rs_desc_hdr;
+    logic [TgtW-1:0]     unused_rs_desc_tgt;     // responses carry no targets (always 0)
+    logic [NtW-1:0]      rs_desc_ntail;
+    logic                rs_tail_valid, rs_tail_ready;
+    flit_t               rs_tail_data;
+
+    assign in_req = {rsp_in_valid_i[p] && rs_ready, req_in_valid_i[p] && rq_ready};
+
+    dysharp_rr_arb #(
+      .N (2)
+    ) u_in_arb (
+      .clk_i   (clk_i),
+      .rst_ni  (rst_ni),
+      .req_i   (in_req),
+      .lock_i  (1'b0),
+      .ack_i   (in_any),
+      .gnt_o   (in_gnt),
+      .idx_o   (unused_in_idx),
+      .valid_o (in_any)
+    );
+
+    assign req_in_ready_o[p] = in_gnt[0];
+    assign rsp_in_ready_o[p] = in_gnt[1];
+
+    dysharp_parser #(
+      .Origin         (0),
+      .PortId         (p),
+      .NumPorts       (NumPorts),
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets),
+      .NumGroups      (NumGroups)
+    ) u_req_parser (
+      .clk_i            (clk_i),
+      .rst_ni           (rst_ni),
+      .cfg_group_mask_i (cfg_group_mask_i),
+      .in_valid_i       (in_gnt[0]),
+      .in_ready_o       (rq_ready),
+      .in_data_i        (req_in_data_i[FlitBits*p +: FlitBits]),
+      .in_last_i        (req_in_last_i[p]),
+      .desc_valid_o     (rq_desc_valid),
+      .desc_ready_i     (rq_desc_ready),
+      .desc_hdr_o       (rq_desc_hdr),
+      .desc_tgt_o       (rq_desc_tgt),
+      .desc_ntail_o     (rq_desc_ntail),
+      .tail_valid_o     (rq_tail_valid),
+      .tail_ready_i     (rq_tail_ready),
+      .tail_data_o      (rq_tail_data),
+      .err_valid_o      (rq_err_valid[p]),
+      .err_ready_i      (rq_err_ready[p]),
+      .err_data_o       (rq_err_data[FlitBits*p +: FlitBits]),
+      .evt_err_o        (rq_evt_err),
+      .evt_code_o       (rq_evt_code),
+      .evt_payload_o    (rq_evt_pay)
+    );
+
+    dysharp_parser #(
+      .Origin         (1),
+      .PortId         (p),
+      .NumPorts       (NumPorts),
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets),
+      .NumGroups      (NumGroups)
+    ) u_rsp_parser (
+      .clk_i            (clk_i),
+      .rst_ni           (rst_ni),
+      .cfg_group_mask_i (cfg_group_mask_i),
+      .in_valid_i       (in_gnt[1]),
+      .in_ready_o       (rs_ready),
+      .in_data_i        (rsp_in_data_i[FlitBits*p +: FlitBits]),
+      .in_last_i        (rsp_in_last_i[p]),
+      .desc_valid_o     (rs_desc_valid),
+      .desc_ready_i     (rs_desc_ready),
+      .desc_hdr_o       (rs_desc_hdr),
+      .desc_tgt_o       (unused_rs_desc_tgt),
+      .desc_ntail_o     (rs_desc_ntail),
+      .tail_valid_o     (rs_tail_valid),
+      .tail_ready_i     (rs_tail_ready),
+      .tail_data_o      (rs_tail_data),
+      .err_valid_o      (rs_err_valid[p]),
+      .err_ready_i      (rs_err_ready[p]),
+      .err_data_o       (rs_err_data[FlitBits*p +: FlitBits]),
+      .evt_err_o        (rs_evt_err),
+      .evt_code_o       (rs_evt_code),
+      .evt_payload_o    (rs_evt_pay)
+    );
+
+    dysharp_sw_req_fwd #(
+      .NumPorts       (NumPorts),
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets),
+      .NumGroups      (NumGroups),
+      .XpDepth        (XpDepth)
+    ) u_req_fwd (
+      .clk_i            (clk_i),
+      .rst_ni           (rst_ni),
+      .cfg_group_mask_i (cfg_group_mask_i),
+      .desc_valid_i     (rq_desc_valid),
+      .desc_ready_o     (rq_desc_ready),
+      .desc_hdr_i       (rq_desc_hdr),
+      .desc_tgt_i       (rq_desc_tgt),
+      .desc_ntail_i     (rq_desc_ntail),
+      .tail_valid_i     (rq_tail_valid),
+      .tail_ready_o     (rq_tail_ready),
+      .tail_data_i      (rq_tail_data),
+      .alloc_req_o      (alloc_req[p]),
+      .alloc_gnt_i      (alloc_gnt[p]),
+      .alloc_hdr_o      (fwd_alloc_hdr[p]),
+      .alloc_ports_o    (fwd_alloc_ports[p]),
+      .xp_usage_i       (rxp_usage[UsW*NumPorts*p +: UsW*NumPorts]),
+      .xp_ready_i       (rxp_wready[NumPorts*p +: NumPorts]),
+      .xp_valid_o       (rxp_wvalid[NumPorts*p +: NumPorts]),
+      .xp_data_o        (rxp_wdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
+      .xp_last_o        (rxp_wlast[NumPorts*p +: NumPorts])
+    );
+
+    dysharp_sw_rsp_fwd #(
+      .NumPorts (NumPorts),
+      .XpDepth  (XpDepth)
+    ) u_rsp_fwd (
+      .clk_i        (clk_i),
+      .rst_ni       (rst_ni),
+      .desc_valid_i (rs_desc_valid),
+      .desc_ready_o (rs_desc_ready),
+      .desc_hdr_i   (rs_desc_hdr),
+      .desc_ntail_i (rs_desc_ntail),
+      .tail_valid_i (rs_tail_valid),
+      .tail_ready_o (rs_tail_ready),
+      .tail_data_i  (rs_tail_data),
+      .xp_usage_i   (sxp_usage[UsW*NumPorts*p +: UsW*NumPorts]),
+      .xp_ready_i   (sxp_wready[NumPorts*p +: NumPorts]),
+      .xp_valid_o   (sxp_wvalid[NumPorts*p +: NumPorts]),
+      .xp_data_o    (sxp_wdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
+      .xp_last_o    (sxp_wlast[NumPorts*p +: NumPorts]),
+      .part_valid_o (part_valid[p]),
+      .part_ready_i (part_ready[p]),
+      .part_data_o  (part_data[FlitBits*p +: FlitBits]),
+      .part_last_o  (part_last[p])
+    );
+
+    // -------------------------------------------------------------------------------------------
+    // Crosspoint queues p -> q of both classes.
+    for (genvar q = 0; q < NumPorts; q++) begin : gen_xp
+      localparam int unsigned W = NumPorts * p + q;   // write-side index (ingress p, egress q)
+      localparam int unsigned R = NumPorts * q + p;   // read-side index
+      logic [XpW-1:0] rword, sword;
+
+      dysharp_fifo #(
+        .Width (XpW),
+        .Depth (XpDepth)
+      ) u_req_xp (
+        .clk_i       (clk_i),
+        .rst_ni      (rst_ni),
+        .in_valid_i  (rxp_wvalid[W]),
+        .in_ready_o  (rxp_wready[W]),
+        .in_data_i   ({rxp_wlast[W], rxp_wdata[FlitBits*W +: FlitBits]}),
+        .out_valid_o (rxp_rvalid[R]),
+        .out_ready_i (rxp_rready[R]),
+        .out_data_o  (rword),
+        .usage_o     (rxp_usage[UsW*W +: UsW])
+      );
+      assign rxp_rdata[FlitBits*R +: FlitBits] = rword[FlitBits-1:0];
+      assign rxp_rlast[R]                      = rword[FlitBits];
+
+      dysharp_fifo #(
+        .Width (XpW),
+        .Depth (XpDepth)
+      ) u_rsp_xp (
+        .clk_i       (clk_i),
+        .rst_ni      (rst_ni),
+        .in_valid_i  (sxp_wvalid[W]),
+        .in_ready_o  (sxp_wready[W]),
+        .in_data_i   ({sxp_wlast[W], sxp_wdata[FlitBits*W +: FlitBits]}),
+        .out_valid_o (sxp_rvalid[R]),
+        .out_ready_i (sxp_rready[R]),
+        .out_data_o  (sword),
+        .usage_o     (sxp_usage[UsW*W +: UsW])
+      );
+      assign sxp_rdata[FlitBits*R +: FlitBits] = sword[FlitBits-1:0];
+      assign sxp_rlast[R]                      = sword[FlitBits];
+    end
+
+    // -------------------------------------------------------------------------------------------
+    // Egress of port p. Response sources: crosspoints i->p, then the request parser's and the
+    // response parser's RSP_ERROR queues, then the reduction unit's result stream.
+    logic [NumRspSrc-1:0]          eg_rsp_valid, eg_rsp_ready, eg_rsp_last;
+    logic [NumRspSrc*FlitBits-1:0] eg_rsp_data;
+
+    assign eg_rsp_valid = {res_valid[p], rs_err_valid[p], rq_err_valid[p],
+                           sxp_rvalid[NumPorts*p +: NumPorts]};
+    assign eg_rsp_last  = {res_last[p], 1'b1, 1'b1, sxp_rlast[NumPorts*p +: NumPorts]};
+    assign eg_rsp_data  = {res_data[FlitBits*p +: FlitBits], rs_err_data[FlitBits*p +: FlitBits],
+                           rq_err_data[FlitBits*p +: FlitBits],
+                           sxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]};
+    assign sxp_rready[NumPorts*p +: NumPorts] = eg_rsp_ready[NumPorts-1:0];
+    assign rq_err_ready[p]                    = eg_rsp_ready[NumPorts];
+    assign rs_err_ready[p]                    = eg_rsp_ready[NumPorts+1];
+    assign res_ready[p]                       = eg_rsp_ready[NumPorts+2];
+
+    dysharp_sw_egress #(
+      .NumReqSrc (NumPorts),
+      .NumRspSrc (NumRspSrc)
+    ) u_egress (
+      .clk_i              (clk_i),
+      .rst_ni             (rst_ni),
+      .req_src_valid_i    (rxp_rvalid[NumPorts*p +: NumPorts]),
+      .req_src_ready_o    (rxp_rready[NumPorts*p +: NumPorts]),
+      .req_src_data_i     (rxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
+      .req_src_last_i     (rxp_rlast[NumPorts*p +: NumPorts]),
+      .rsp_src_valid_i    (eg_rsp_valid),
+      .rsp_src_ready_o    (eg_rsp_ready),
+      .rsp_src_data_i     (eg_rsp_data),
+      .rsp_src_last_i     (eg_rsp_last),
+      .req_out_valid_o    (req_out_valid_o[p]),
+      .req_out_ready_i    (req_out_ready_i[p]),
+      .req_out_data_o     (req_out_data_o[FlitBits*p +: FlitBits]),
+      .req_out_last_o     (req_out_last_o[p]),
+      .rsp_out_valid_o    (rsp_out_valid_o[p]),
+      .rsp_out_ready_i    (rsp_out_ready_i[p]),
+      .rsp_out_data_o     (rsp_out_data_o[FlitBits*p +: FlitBits]),
+      .rsp_out_last_o     (rsp_out_last_o[p]),
+      .dn_flits_o         (dn_flits_o[32*p +: 32]),
+      .dn_payload_flits_o (dn_payload_flits_o[32*p +: 32])
+    );
+
+    // -------------------------------------------------------------------------------------------
+    // Uplink and error counters of port p.
+    logic [31:0] up_flits_q, up_payload_q;
+    logic [31:0] err_q [NumSwErr];
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        up_flits_q   <= '0;
+        up_payload_q <= '0;
+      end else begin
+        if (in_any) begin
+          up_flits_q <= up_flits_q + 32'd1;
+        end
+        up_payload_q <= up_payload_q + 32'(rq_evt_pay) + 32'(rs_evt_pay);
+      end
+    end
+
+    for (genvar c = 1; c <= NumSwErr; c++) begin : gen_err
+      logic [1:0] inc;
+      assign inc = 2'(rq_evt_err && (32'(rq_evt_code) == c)) +
+                   2'(rs_evt_err && (32'(rs_evt_code) == c)) +
+                   2'((c == int'(ErrOpcode)) && orphan[p]);
+      always_ff @(posedge clk_i or negedge rst_ni) begin
+        if (!rst_ni) begin
+          err_q[c-1] <= '0;
+        end else begin
+          err_q[c-1] <= err_q[c-1] + 32'(inc);
+        end
+      end
+      assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = err_q[c-1];
+    end
+    for (genvar c = NumSwErr + 1; c <= NumErrCodes; c++) begin : gen_err_hub
+      assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = '0;   // counted by the hubs
+    end
+
+    assign up_flits_o[32*p +: 32]         = up_flits_q;
+    assign up_payload_flits_o[32*p +: 32] = up_payload_q;
+
+`ifndef SYNTHESIS
+    // At most one uplink flit per cycle, and it is counted.
+    a_in_one: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] && rsp_in_ready_o[p]));
+    a_up_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      up_flits_q - $past(up_flits_q) == 32'($past(in_any)));
+    a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      up_payload_q - $past(up_payload_q) <= 32'(2 * MaxLen));
+    // Output streams (also asserted inside the egress FIFOs).
+    a_req_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      req_out_valid_o[p] && !req_out_ready_i[p] |=> req_out_valid_o[p] &&
+      $stable(req_out_data_o[FlitBits*p +: FlitBits]) && $stable(req_out_last_o[p]));
+    a_rsp_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      rsp_out_valid_o[p] && !rsp_out_ready_i[p] |=> rsp_out_valid_o[p] &&
+      $stable(rsp_out_data_o[FlitBits*p +: FlitBits]) && $stable(rsp_out_last_o[p]));
+`endif
+  end
+
+  // -----------------------------------------------------------------------------------------------
+  // Reduction-entry allocation: one per cycle, round robin among the request forwarders. The grant
+  // is held while an offer waits for alloc_ready (valid/ready rule: the offer does not change).
+  dysharp_rr_arb #(
+    .N (NumPorts)
+  ) u_alloc_arb (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .req_i   (alloc_req),
+    .lock_i  (alloc_hold_q),
+    .ack_i   (alloc_valid && alloc_ready),
+    .gnt_o   (alloc_arb_gnt),
+    .idx_o   (alloc_idx),
+    .valid_o (alloc_valid)
+  );
+
+  assign alloc_hdr   = fwd_alloc_hdr[alloc_idx];
+  assign alloc_ports = fwd_alloc_ports[alloc_idx];
+  assign alloc_gnt   = alloc_ready ? alloc_arb_gnt : '0;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      alloc_hold_q <= 1'b0;
+    end else begin
+      alloc_hold_q <= alloc_valid && !alloc_ready;
+    end
+  end
+
+  dysharp_reduce_unit #(
+    .NumPorts   (NumPorts),
+    .RedEntries (RedEntries)
+  ) u_reduce (
+    .clk_i         (clk_i),
+    .rst_ni        (rst_ni),
+    .alloc_valid_i (alloc_valid),
+    .alloc_ready_o (alloc_ready),
+    .alloc_hdr_i   (alloc_hdr),
+    .alloc_ports_i (alloc_ports),
+    .part_valid_i  (part_valid),
+    .part_ready_o  (part_ready),
+    .part_data_i   (part_data),
+    .part_last_i   (part_last),
+    .res_valid_o   (res_valid),
+    .res_ready_i   (res_ready),
+    .res_data_o    (res_data),
+    .res_last_o    (res_last),
+    .orphan_o      (orphan)
+  );
+
+`ifndef SYNTHESIS
+  if (NumPorts < 2 || NumPorts > 32) begin : gen_ports_check
+    $error("dysharp_switch: NumPorts must be in 2..32");
+  end
+  if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
+    $error("dysharp_switch: NumPorts * ExpertsPerPort must be at most 65535");
+  end
+
+  a_alloc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    alloc_valid && !alloc_ready |=> alloc_valid && $stable(alloc_hdr) && $stable(alloc_ports));
+`endif
+
+endmodule

@@ -1,0 +1,174 @@
+// dysharp_top: one dysharp_switch and one dysharp_hub per port (docs/architecture.md).
+//
+// SM p's requests enter the switch at req_in p; the switch's req_out p feeds hub p, whose
+// responses return on the switch's rsp_in p; the switch's rsp_out p goes to SM p. Hub p owns GPU
+// memory port p. Every per-port port is a flat packed vector with port p at [W*p +: W].
+// err_count_o: per port NumErrCodes counters, code c at [(p*NumErrCodes + c-1)*32 +: 32]; codes
+// 1..10 come from the switch (ingress checks, orphan partials), 11..13 from hub p.
+
+module dysharp_top import dysharp_pkg::*; #(
+  parameter int unsigned NumPorts       = 8,
+  parameter int unsigned ExpertsPerPort = 32,
+  parameter int unsigned MaxTargets     = 32,
+  parameter int unsigned NumGroups      = 16,
+  parameter int unsigned RedEntries     = 16,
+  parameter int unsigned TlbEntries     = 512,
+  parameter int unsigned TlbWays        = 512,
+  parameter int unsigned XpDepth        = 48
+) (
+  input  logic                              clk_i,
+  input  logic                              rst_ni,
+  // Static NVLS groups: group g mask at [NumPorts*g +: NumPorts].
+  input  logic [NumGroups*NumPorts-1:0]     cfg_group_mask_i,
+  // Hub configuration (spec §7; change only in reset).
+  input  logic [47:0]                       cfg_mbase_i,
+  input  logic [47:0]                       cfg_al_base_i,
+  input  logic [47:0]                       cfg_data_base_i,
+  input  logic [4:0]                        cfg_log2_bsize_i,
+  input  logic [4:0]                        cfg_log2_al_entries_i,
+  input  logic [4:0]                        cfg_log2_slots_i,
+  // SM requests into the switch.
+  input  logic [NumPorts-1:0]               sm_req_valid_i,
+  output logic [NumPorts-1:0]               sm_req_ready_o,
+  input  logic [NumPorts*FlitBits-1:0]      sm_req_data_i,
+  input  logic [NumPorts-1:0]               sm_req_last_i,
+  // Responses to the SMs.
+  output logic [NumPorts-1:0]               sm_rsp_valid_o,
+  input  logic [NumPorts-1:0]               sm_rsp_ready_i,
+  output logic [NumPorts*FlitBits-1:0]      sm_rsp_data_o,
+  output logic [NumPorts-1:0]               sm_rsp_last_o,
+  // Hub memory ports (16-byte lines).
+  output logic [NumPorts-1:0]               mem_req_valid_o,
+  input  logic [NumPorts-1:0]               mem_req_ready_i,
+  output logic [NumPorts-1:0]               mem_req_we_o,
+  output logic [NumPorts*48-1:0]            mem_req_addr_o,
+  output logic [NumPorts*128-1:0]           mem_req_wdata_o,
+  output logic [NumPorts*16-1:0]            mem_req_wstrb_o,
+  input  logic [NumPorts-1:0]               mem_rsp_valid_i,
+  output logic [NumPorts-1:0]               mem_rsp_ready_o,
+  input  logic [NumPorts*128-1:0]           mem_rsp_rdata_i,
+  // Counters.
+  output logic [NumPorts*NumErrCodes*32-1:0] err_count_o,
+  output logic [NumPorts*32-1:0]            up_flits_o,
+  output logic [NumPorts*32-1:0]            dn_flits_o,
+  output logic [NumPorts*32-1:0]            up_payload_flits_o,
+  output logic [NumPorts*32-1:0]            dn_payload_flits_o,
+  output logic [NumPorts*32-1:0]            tlb_hits_o,
+  output logic [NumPorts*32-1:0]            tlb_misses_o
+);
+
+  localparam int unsigned HubErrCodes  = 3;   // codes 11..13
+  localparam int unsigned FirstHubCode = 11;
+
+  // Switch <-> hubs.
+  logic [NumPorts-1:0]               req_out_valid, req_out_ready, req_out_last;
+  logic [NumPorts*FlitBits-1:0]      req_out_data;
+  logic [NumPorts-1:0]               rsp_in_valid, rsp_in_ready, rsp_in_last;
+  logic [NumPorts*FlitBits-1:0]      rsp_in_data;
+  logic [NumPorts*NumErrCodes*32-1:0] sw_err_count;
+  logic [NumPorts*HubErrCodes*32-1:0] hub_err_count;
+
+  dysharp_switch #(
+    .NumPorts       (NumPorts),
+    .ExpertsPerPort (ExpertsPerPort),
+    .MaxTargets     (MaxTargets),
+    .NumGroups      (NumGroups),
+    .RedEntries     (RedEntries),
+    .XpDepth        (XpDepth)
+  ) u_switch (
+    .clk_i                (clk_i),
+    .rst_ni               (rst_ni),
+    .cfg_group_mask_i     (cfg_group_mask_i),
+    .req_in_valid_i       (sm_req_valid_i),
+    .req_in_ready_o       (sm_req_ready_o),
+    .req_in_data_i        (sm_req_data_i),
+    .req_in_last_i        (sm_req_last_i),
+    .rsp_in_valid_i       (rsp_in_valid),
+    .rsp_in_ready_o       (rsp_in_ready),
+    .rsp_in_data_i        (rsp_in_data),
+    .rsp_in_last_i        (rsp_in_last),
+    .req_out_valid_o      (req_out_valid),
+    .req_out_ready_i      (req_out_ready),
+    .req_out_data_o       (req_out_data),
+    .req_out_last_o       (req_out_last),
+    .rsp_out_valid_o      (sm_rsp_valid_o),
+    .rsp_out_ready_i      (sm_rsp_ready_i),
+    .rsp_out_data_o       (sm_rsp_data_o),
+    .rsp_out_last_o       (sm_rsp_last_o),
+    .err_count_o          (sw_err_count),
+    .up_flits_o           (up_flits_o),
+    .dn_flits_o           (dn_flits_o),
+    .up_payload_flits_o   (up_payload_flits_o),
+    .dn_payload_flits_o   (dn_payload_flits_o)
+  );
+
+  for (genvar p = 0; p < NumPorts; p++) begin : gen_hub
+    dysharp_hub #(
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets),
+      .TlbEntries     (TlbEntries),
+      .TlbWays        (TlbWays)
+    ) u_hub (
+      .clk_i                 (clk_i),
+      .rst_ni                (rst_ni),
+      .cfg_mbase_i           (cfg_mbase_i),
+      .cfg_al_base_i         (cfg_al_base_i),
+      .cfg_data_base_i       (cfg_data_base_i),
+      .cfg_log2_bsize_i      (cfg_log2_bsize_i),
+      .cfg_log2_al_entries_i (cfg_log2_al_entries_i),
+      .cfg_log2_slots_i      (cfg_log2_slots_i),
+      .req_valid_i           (req_out_valid[p]),
+      .req_ready_o           (req_out_ready[p]),
+      .req_data_i            (req_out_data[FlitBits*p +: FlitBits]),
+      .req_last_i            (req_out_last[p]),
+      .rsp_valid_o           (rsp_in_valid[p]),
+      .rsp_ready_i           (rsp_in_ready[p]),
+      .rsp_data_o            (rsp_in_data[FlitBits*p +: FlitBits]),
+      .rsp_last_o            (rsp_in_last[p]),
+      .mem_req_valid_o       (mem_req_valid_o[p]),
+      .mem_req_ready_i       (mem_req_ready_i[p]),
+      .mem_req_we_o          (mem_req_we_o[p]),
+      .mem_req_addr_o        (mem_req_addr_o[48*p +: 48]),
+      .mem_req_wdata_o       (mem_req_wdata_o[128*p +: 128]),
+      .mem_req_wstrb_o       (mem_req_wstrb_o[16*p +: 16]),
+      .mem_rsp_valid_i       (mem_rsp_valid_i[p]),
+      .mem_rsp_ready_o       (mem_rsp_ready_o[p]),
+      .mem_rsp_rdata_i       (mem_rsp_rdata_i[128*p +: 128]),
+      .tlb_hits_o            (tlb_hits_o[32*p +: 32]),
+      .tlb_misses_o          (tlb_misses_o[32*p +: 32]),
+      .err_count_o           (hub_err_count[HubErrCodes*32*p +: HubErrCodes*32])
+    );
+
+    // Codes 1..10 from the switch, 11..13 from the hub.
+    for (genvar c = 1; c <= NumErrCodes; c++) begin : gen_err
+      if (c < FirstHubCode) begin : gen_sw
+        assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
+            sw_err_count[(p*NumErrCodes + c-1)*32 +: 32];
+      end else begin : gen_hub_code
+        assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
+            hub_err_count[(p*HubErrCodes + c-FirstHubCode)*32 +: 32];
+      end
+    end
+  end
+
+  // The switch leaves codes 11..13 at zero: they are the hubs' (named *unused* on purpose).
+  logic unused_sw_err;
+  always_comb begin
+    unused_sw_err = 1'b0;
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      for (int unsigned c = FirstHubCode; c <= NumErrCodes; c++) begin
+        unused_sw_err = unused_sw_err ^ (^sw_err_count[(p*NumErrCodes + c-1)*32 +: 32]);
+      end
+    end
+  end
+
+`ifndef SYNTHESIS
+  if (NumPorts < 1 || NumPorts > 32) begin : gen_ports_check
+    $error("dysharp_top: NumPorts must be 1..32");
+  end
+  if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
+    $error("dysharp_top: at most 65535 experts");
+  end
+`endif
+
+endmodule

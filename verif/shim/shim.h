@@ -1,0 +1,31 @@
+// Thin C++ shim between Rust and the Verilator models (see build.rs).
+// One call per clock cycle moves every input in and every output out as packed
+// 32-bit words; wide ports are copied here, not signal by signal over FFI.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include "rust/cxx.h"
+
+namespace dysharp {
+
+class Model {
+public:
+    virtual ~Model() = default;
+    // One clock cycle: apply inputs with the clock low, settle, copy the outputs
+    // (what the rising edge samples), then raise the clock. Returns the number of
+    // assertion failures / $error calls the cycle raised.
+    virtual uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) = 0;
+    // Apply inputs and settle without a clock edge (combinational models).
+    virtual uint64_t settle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) = 0;
+    // Start writing a VCD waveform; false if the file cannot be opened.
+    virtual bool open_vcd(rust::Str path) = 0;
+    // Flush and close the waveform.
+    virtual void close_vcd() = 0;
+    // Cycles run so far.
+    virtual uint64_t cycles() const = 0;
+};
+
+// Creates model number `kind` (see the generated model table); nullptr if unknown.
+std::unique_ptr<Model> new_model(uint32_t kind, uint64_t seed);
+
+}  // namespace dysharp

@@ -1,0 +1,8 @@
+//! dysharp verification: the Verilator-compiled RTL driven cycle by cycle from
+//! Rust through a thin C++ shim (one FFI call per cycle), and checked against the
+//! golden model of `dysharp-sim`.
+
+mod ffi;
+pub mod sim;
+
+pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};
