@@ -9,8 +9,8 @@
 // Non-DYN ops use identity translation (no TLB).
 //
 // Pipeline (one flit / one memory line per cycle in steady state):
-//   receive  : two packet buffers (ping-pong); a packet is received while the previous one is
-//              processed. The range check of a DYN op (same for every target) is computed from flit0.
+//   receive  : NumSlots packet buffers, used in turn; packets are received while earlier ones are
+//              processed (three buffers keep short packets at line rate). The range check of a DYN op (same for every target) is computed from flit0.
 //   T0       : walks the targets of the oldest fully received packet, one per cycle -> key_q.
 //   T1       : AL-TLB lookup of key_q (combinational CAM) -> res_q; the lookup is counted here.
 //              After a miss, T1 stalls until the walk resolves (fill done), so every lookup sees
@@ -75,7 +75,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   localparam int unsigned LineW     = $clog2(MaxLen);      // payload line index
   localparam int unsigned TagDepth  = 32;                  // outstanding reads
   localparam int unsigned PayDepth  = 32;                  // payload FIFO (credited reads)
-  localparam int unsigned HdrDepth  = 4;                   // response header queue
+  localparam int unsigned HdrDepth  = 16;                  // response header queue
+  localparam int unsigned NumSlots  = 3;                   // packet buffers
+  localparam int unsigned SlotW     = $clog2(NumSlots);
   localparam int unsigned PayCntW   = $clog2(PayDepth + 1);
   localparam int unsigned TagCntW   = $clog2(TagDepth + 1);
   localparam int unsigned HdrCntW   = $clog2(HdrDepth + 1);
@@ -85,6 +87,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   typedef logic [LidxW-1:0]  lidx_t;
   typedef logic [TIdxW-1:0]  tidx_t;
   typedef logic [LineW-1:0]  line_t;
+  typedef logic [SlotW-1:0]  slot_t;
 
   // The request fields a packet buffer keeps (from flit0).
   typedef struct packed {
@@ -111,7 +114,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   } job_kind_e;
 
   typedef struct packed {
-    logic      slot;
+    slot_t     slot;
     job_kind_e kind;
     local_t    lcl;
     lidx_t     lidx;
@@ -173,6 +176,10 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
 
   function automatic logic is_store_op(input logic [OpcodeWidth-1:0] op);
     return is_op(op, OpWrite) || is_op(op, OpMcSt) || is_op(op, OpDynSt);
+  endfunction
+
+  function automatic slot_t slot_inc(input slot_t i);
+    return (32'(i) + 1 >= NumSlots) ? '0 : i + slot_t'(1);
   endfunction
 
   // VAddr = DataBase + (((local << Log2Slots) + LIdx) << Log2Bsize) + off.
@@ -240,18 +247,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // Signals
   // ---------------------------------------------------------------------------------------------
   // Packet buffers.
-  req_t            slot_req_q  [2];
-  logic [15:0]     slot_tgt_q  [2][MaxTargets];
-  flit_t           slot_be_q   [2];
-  flit_t           slot_pay_q  [2][MaxLen];
-  aidx_t           slot_aidx_q [2];
-  logic [47:0]     slot_off_q  [2];
-  logic [1:0]      slot_rerr_q;
-  logic [1:0]      slot_full_q, slot_full_d;    // packet completely received, not yet released
-  logic [1:0]      slot_tdone_q, slot_tdone_d;  // T0 has emitted every job of the packet
+  req_t            slot_req_q  [NumSlots];
+  logic [15:0]     slot_tgt_q  [NumSlots][MaxTargets];
+  flit_t           slot_be_q   [NumSlots];
+  flit_t           slot_pay_q  [NumSlots][MaxLen];
+  aidx_t           slot_aidx_q [NumSlots];
+  logic [47:0]     slot_off_q  [NumSlots];
+  logic [NumSlots-1:0] slot_rerr_q;
+  logic [NumSlots-1:0] slot_full_q, slot_full_d;    // packet completely received, not yet released
+  logic [NumSlots-1:0] slot_tdone_q, slot_tdone_d;  // T0 has emitted every job of the packet
 
   // Receive.
-  logic            rx_slot_q, rx_slot_d;
+  slot_t           rx_slot_q, rx_slot_d;
   rx_sec_e         rx_sec_q, rx_sec_d;
   logic [RxCntW-1:0] rx_cnt_q, rx_cnt_d;
   logic            rx_fire;
@@ -262,7 +269,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   logic            rx_wr_hdr, rx_wr_tgt, rx_wr_be, rx_wr_pay;
 
   // T0.
-  logic            t_slot_q, t_slot_d;
+  slot_t           t_slot_q, t_slot_d;
   tidx_t           t_idx_q, t_idx_d;
   logic [OpcodeWidth-1:0] t_op;
   logic [TcountWidth-1:0] t_tcount;
@@ -286,7 +293,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
 
   // Issue.
   is_state_e       is_q, is_d;
-  logic            job_slot_q, job_slot_d;
+  slot_t           job_slot_q, job_slot_d;
   local_t          job_local_q, job_local_d;
   logic            job_first_q, job_first_d;
   logic            job_last_q, job_last_d;
@@ -413,7 +420,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       if (req_last_i) begin
         rx_sec_d  = RxHdr;
         rx_cnt_d  = '0;
-        rx_slot_d = !rx_slot_q;
+        rx_slot_d = slot_inc(rx_slot_q);
       end
     end
   end
@@ -488,7 +495,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     if (t_load) begin
       if (t_job.last) begin
         slot_tdone_d[t_slot_q] = 1'b1;
-        t_slot_d               = !t_slot_q;
+        t_slot_d               = slot_inc(t_slot_q);
         t_idx_d                = '0;
       end else begin
         t_idx_d = t_idx_q + tidx_t'(1);
@@ -499,7 +506,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       // if it is done with it, T0 already waits for the next packet of that buffer).
       slot_tdone_d[job_slot_q] = 1'b1;
       if (t_slot_q == job_slot_q && !slot_tdone_q[job_slot_q]) begin
-        t_slot_d = !t_slot_q;
+        t_slot_d = slot_inc(t_slot_q);
         t_idx_d  = '0;
       end
     end
@@ -930,10 +937,10 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     if (!rst_ni) begin
       slot_full_q  <= '0;
       slot_tdone_q <= '0;
-      rx_slot_q    <= 1'b0;
+      rx_slot_q    <= '0;
       rx_sec_q     <= RxHdr;
       rx_cnt_q     <= '0;
-      t_slot_q     <= 1'b0;
+      t_slot_q     <= '0;
       t_idx_q      <= '0;
       key_v_q      <= 1'b0;
       key_q        <= '0;
@@ -943,7 +950,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       hits_q       <= '0;
       misses_q     <= '0;
       is_q         <= IsIdle;
-      job_slot_q   <= 1'b0;
+      job_slot_q   <= '0;
       job_local_q  <= '0;
       job_first_q  <= 1'b0;
       job_last_q   <= 1'b0;

@@ -169,13 +169,14 @@ module dysharp_sw_egress
   assign mv_head = move[1] ? !inpkt_q[1] : !inpkt_q[0];
 
   function automatic logic [31:0] payload_flits(input flit_t f);
-    hdr_t h;
-    logic carries;
-    h       = hdr_t'(f);
-    carries = (h.opcode == OpWrite) || (h.opcode == OpMcSt) || (h.opcode == OpDynSt) ||
-              (h.opcode == OpRspRead) || (h.opcode == OpRspReduce) ||
-              ((h.opcode == OpRspPartial) && (h.ecode == '0));
-    return carries ? 32'(h.len) : 32'd0;
+    logic [OpcodeWidth-1:0] op;
+    logic [EcodeWidth-1:0]  ecode;
+    logic                   carries;
+    op      = f[OpcodeLsb +: OpcodeWidth];
+    ecode   = f[EcodeLsb +: EcodeWidth];
+    carries = (op == OpWrite) || (op == OpMcSt) || (op == OpDynSt) || (op == OpRspRead) ||
+              (op == OpRspReduce) || ((op == OpRspPartial) && (ecode == '0));
+    return carries ? 32'(f[LenLsb +: LenWidth]) : 32'd0;
   endfunction
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

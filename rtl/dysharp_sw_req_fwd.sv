@@ -88,15 +88,13 @@ module dysharp_sw_req_fwd
 
   // Targets: port and rank (position within that port's pruned list).
   always_comb begin
-    int unsigned e;
     for (int unsigned q = 0; q < NumPorts; q++) begin
       cnt[q] = '0;
     end
     for (int unsigned i = 0; i < MaxTargets; i++) begin
       tid[i]    = desc_tgt_i[16*i +: 16];
       tvalid[i] = (i < tcount);
-      e         = 32'(tid[i]) / ExpertsPerPort;
-      tport[i]  = e[PortW-1:0];
+      tport[i]  = port_t'(32'(tid[i]) / ExpertsPerPort);
       rank[i]   = '0;
       for (int unsigned q = 0; q < NumPorts; q++) begin
         if (tvalid[i] && (32'(tport[i]) == q)) begin

@@ -1,0 +1,334 @@
+//! Switch, hub and fabric semantics of the golden model (spec §5, §7, §9).
+
+use dysharp_sim::config::{Config, HubConfig};
+use dysharp_sim::fabric::Fabric;
+use dysharp_sim::hub::MemAccess;
+use dysharp_sim::numerics::{reduce_lanes, AccMode, DType, ReduceOp};
+use dysharp_sim::packet::{ErrorCode, Opcode, Origin, Packet, Stage};
+use dysharp_sim::switch::Switch;
+use dysharp_sim::traffic::{account, RowShape, Token};
+use proptest::prelude::*;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn cfg() -> Config {
+    let mut c = Config {
+        num_ports: 8,
+        experts_per_port: 4,
+        max_targets: 32,
+        groups: vec![0; 16],
+        hub: HubConfig {
+            log2_bsize: 9,
+            log2_al_entries: 8,
+            log2_slots: 3,
+            tlb_entries: 4,
+            tlb_ways: 2,
+            ..HubConfig::default()
+        },
+    };
+    c.groups[1] = 0b0110_1001;
+    c
+}
+
+fn store(targets: &[u16], aidx: u64, len: u8, byte: u8) -> Packet {
+    let mut p = Packet::new(Opcode::DynSt);
+    p.maddr = cfg().hub.mbase + (aidx << 9);
+    p.tag = aidx as u16;
+    p.len = len;
+    p.targets = targets.to_vec();
+    p.be = Some(u128::MAX);
+    p.payload = (0..16 * len as usize)
+        .map(|i| byte.wrapping_add(i as u8))
+        .collect();
+    p
+}
+
+fn ld_reduce(targets: &[u16], aidx: u64, len: u8, dtype: DType, rop: ReduceOp) -> Packet {
+    let mut p = Packet::new(Opcode::DynLdReduce);
+    p.stage = Stage::Combine;
+    p.maddr = cfg().hub.mbase + (aidx << 9);
+    p.tag = 0x800 | aidx as u16;
+    p.len = len;
+    p.dtype = dtype;
+    p.rop = rop;
+    p.targets = targets.to_vec();
+    p
+}
+
+#[test]
+fn partial_arrival_order_does_not_change_the_result() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for case in 0..200 {
+        let dtype = DType::ALL[case % 3];
+        let rop = ReduceOp::ALL[(case / 3) % 3];
+        let acc = AccMode::ALL[(case / 9) % 2];
+        let mut ports: Vec<usize> = (1..8).collect();
+        ports.shuffle(&mut rng);
+        ports.truncate(rng.gen_range(2..=7));
+        let targets: Vec<u16> = ports.iter().map(|p| (4 * p) as u16).collect();
+        let partials: Vec<(usize, Vec<u8>)> = ports
+            .iter()
+            .map(|p| {
+                // Values with enough spread that the order of additions matters.
+                let data = (0..32)
+                    .map(|_| {
+                        let e = rng.gen_range(100u32..160);
+                        let f = f32::from_bits(
+                            (rng.gen::<u32>() & 0x8000_0000)
+                                | (e << 23)
+                                | (rng.gen::<u32>() & 0x7F_FFFF),
+                        );
+                        f
+                    })
+                    .flat_map(|f| {
+                        let bits = dysharp_sim::numerics::from_f32(dtype, f);
+                        bits.to_le_bytes()[..dtype.bytes()].to_vec()
+                    })
+                    .collect::<Vec<u8>>();
+                (*p, data[..32].to_vec())
+            })
+            .collect();
+        let mut results = Vec::new();
+        for _perm in 0..6 {
+            let mut sw = Switch::new(&cfg());
+            let mut req = ld_reduce(&targets, 1, 2, dtype, rop);
+            req.acc = acc;
+            let out = sw.ingress(0, Origin::Sm, req);
+            assert_eq!(out.len(), ports.len());
+            let mut order = partials.clone();
+            order.shuffle(&mut rng);
+            let mut done = Vec::new();
+            for (p, data) in order {
+                let (_, replica) = out.iter().find(|(q, _)| *q == p).unwrap();
+                let mut part = dysharp_sim::hub::response(replica, Opcode::RspPartial);
+                part.payload = data;
+                done.extend(sw.ingress(p, Origin::Hub, part));
+            }
+            assert_eq!(done.len(), 1);
+            assert_eq!(done[0].0, 0);
+            assert_eq!(done[0].1.opcode, Opcode::RspReduce);
+            results.push(done[0].1.payload.clone());
+        }
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "case {case}: results differ by arrival order"
+        );
+        // And it is the ascending-port reduction.
+        let mut sorted = partials.clone();
+        sorted.sort();
+        let inputs: Vec<&[u8]> = sorted.iter().map(|(_, d)| d.as_slice()).collect();
+        let mut want = vec![0u8; 32];
+        reduce_lanes(dtype, rop, acc, &inputs, &mut want).unwrap();
+        assert_eq!(results[0], want, "case {case}");
+    }
+}
+
+#[test]
+fn dispatch_then_combine_through_the_fabric() {
+    let mut f = Fabric::new(&cfg()).unwrap();
+    f.enable_logs();
+    // Token at aidx 3 from port 0 to experts 5, 6 (port 1), 13 (port 3).
+    f.inject(0, store(&[13, 5, 6], 3, 2, 0x10));
+    let eg = f.egress.as_ref().unwrap();
+    assert_eq!(eg[1].len(), 1);
+    assert_eq!(eg[1][0].targets, vec![5, 6], "pruned, list order kept");
+    assert_eq!(eg[3][0].targets, vec![13]);
+    assert_eq!(eg[1][0].src_port, 0);
+    // Hub 1: expert 5 (local 1) walk miss, allocate, 2 data lines; expert 6 likewise.
+    let log = f.hubs[1].log.clone().unwrap();
+    assert_eq!(log.len(), 2 * (1 + 1 + 2));
+    let c = cfg().hub;
+    let entry = c.al_base + 4 * ((1u64 << c.log2_al_entries) + 3);
+    assert_eq!(log[0], MemAccess::Read { addr: entry & !0xF });
+    assert!(
+        matches!(log[1], MemAccess::Write { addr, strobe, .. } if addr == entry & !0xF && strobe == 0xF << (entry & 0xF))
+    );
+    let vaddr = c.data_base + (((1u64 << c.log2_slots) + 0) << c.log2_bsize);
+    assert!(matches!(log[2], MemAccess::Write { addr, strobe: 0xFFFF, .. } if addr == vaddr));
+    assert_eq!(f.hubs[1].counters, vec![0, 1, 1, 0]);
+    // Combine: each hub reads its targets back and pre-reduces; bytes are bf16 lanes.
+    f.inject(0, ld_reduce(&[13, 5, 6], 3, 2, DType::Bf16, ReduceOp::Max));
+    let got = f.delivered[0].pop().unwrap();
+    assert_eq!(got.opcode, Opcode::RspReduce);
+    assert_eq!(got.route, 0);
+    let row: Vec<u8> = (0..32).map(|i| 0x10u8.wrapping_add(i as u8)).collect();
+    assert_eq!(
+        got.payload, row,
+        "max of three copies of the row is the row"
+    );
+    assert_eq!(f.switch.pending(), 0);
+    // Stats: hub 1 looked up 2 (dispatch) + 2 (combine) translations; the combine ones hit.
+    let s = f.hubs[1].stats();
+    assert_eq!((s.tlb.hits, s.tlb.misses), (2, 2));
+}
+
+#[test]
+fn unmapped_combine_is_an_error_response_not_a_hang() {
+    let mut f = Fabric::new(&cfg()).unwrap();
+    f.inject(2, store(&[5], 1, 1, 0));
+    // Expert 9 (port 2) never received aidx 1; expert 5 did.
+    f.inject(0, ld_reduce(&[9, 5], 1, 1, DType::F32, ReduceOp::Add));
+    let r = f.delivered[0].pop().unwrap();
+    assert_eq!(r.opcode, Opcode::RspError);
+    assert_eq!(r.ecode, ErrorCode::Unmapped as u8);
+    assert_eq!(r.src_port, 2, "the lowest failing port");
+    assert_eq!(f.error_counters()[2][ErrorCode::Unmapped as usize - 1], 1);
+    assert_eq!(f.switch.pending(), 0);
+}
+
+#[test]
+fn range_and_alloc_errors() {
+    let mut f = Fabric::new(&cfg()).unwrap();
+    // 2^log2_slots = 8 slots per expert: the ninth distinct aidx fails.
+    for a in 0..9 {
+        f.inject(0, store(&[4], a, 1, 0));
+    }
+    let errs = &f.delivered[0];
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].ecode, ErrorCode::Alloc as u8);
+    // aidx beyond the AL table, and a payload crossing bsize.
+    let mut p = store(&[4], 256, 1, 0);
+    f.inject(0, p.clone());
+    p.maddr = cfg().hub.mbase + 512 - 16;
+    p.len = 2;
+    p.payload = vec![0; 32];
+    f.inject(0, p);
+    let codes: Vec<u8> = f.delivered[0].iter().map(|p| p.ecode).collect();
+    assert_eq!(codes, vec![13, 12, 12]);
+    assert_eq!(f.error_counters()[1][ErrorCode::Range as usize - 1], 2);
+}
+
+#[test]
+fn static_groups_and_unicast() {
+    let mut f = Fabric::new(&cfg()).unwrap();
+    f.enable_logs();
+    let mut st = Packet::new(Opcode::McSt);
+    st.route = 1; // ports 0, 3, 5, 6
+    st.maddr = 0x1000;
+    st.len = 1;
+    st.be = Some(0x0F); // first 8 bytes only
+    st.payload = vec![0xAB; 16];
+    f.inject(3, st);
+    for (q, eg) in f.egress.as_ref().unwrap().iter().enumerate() {
+        assert_eq!(eg.len(), usize::from([0, 3, 5, 6].contains(&q)), "port {q}");
+    }
+    let mut rd = Packet::new(Opcode::Read);
+    rd.route = 5;
+    rd.maddr = 0x1000;
+    rd.len = 1;
+    f.inject(7, rd);
+    let r = f.delivered[7].pop().unwrap();
+    assert_eq!(r.opcode, Opcode::RspRead);
+    assert_eq!(&r.payload[..8], &[0xAB; 8]);
+    assert_eq!(&r.payload[8..], &[0; 8], "byte enables honoured");
+    let mut ld = Packet::new(Opcode::McLdReduce);
+    ld.route = 1;
+    ld.maddr = 0x1000;
+    ld.len = 1;
+    ld.dtype = DType::Bf16;
+    f.inject(1, ld);
+    let r = f.delivered[1].pop().unwrap();
+    assert_eq!(r.opcode, Opcode::RspReduce);
+    // 4 members each hold 0xABAB (bf16 -3.04e-13): the f32 sum of four, rounded once.
+    let x = dysharp_sim::numerics::to_f32(DType::Bf16, 0xABAB);
+    let want = dysharp_sim::numerics::from_f32(DType::Bf16, x + x + x + x) as u16;
+    assert_eq!(u16::from_le_bytes([r.payload[0], r.payload[1]]), want);
+}
+
+#[test]
+fn bad_frames_are_dropped_counted_and_answered() {
+    let mut f = Fabric::new(&cfg()).unwrap();
+    let good = store(&[5], 0, 1, 0).encode();
+    let mut bad_hcc = good.clone();
+    bad_hcc[0] ^= 1 << 40;
+    f.inject_frame(2, &bad_hcc);
+    f.inject_frame(2, &good[..good.len() - 1]);
+    f.inject_frame(2, &store(&[5, 5], 0, 1, 0).encode());
+    f.inject_frame(2, &good);
+    // HCC: counted, no response; FRAME and DUP: error responses to port 2.
+    let errs = &f.error_counters()[2];
+    assert_eq!(errs[0], 1);
+    assert_eq!(errs[ErrorCode::Frame as usize - 1], 1);
+    assert_eq!(errs[ErrorCode::Dup as usize - 1], 1);
+    let codes: Vec<u8> = f.delivered[2].iter().map(|p| p.ecode).collect();
+    assert_eq!(codes, vec![5, 10]);
+    assert!(f.delivered[2]
+        .iter()
+        .all(|p| p.route == 2 && p.src_port == 2));
+    // The good frame after the bad ones was served: expert 5 got a slot.
+    assert_eq!(f.hubs[1].counters[1], 1);
+    // A claimed source port is overwritten by the ingress port.
+    let mut liar = store(&[6], 4, 1, 0);
+    liar.src_port = 7;
+    f.enable_logs();
+    f.inject_frame(2, &liar.encode());
+    assert_eq!(f.egress.as_ref().unwrap()[1][0].src_port, 2);
+}
+
+/// Brute-force count of brief §4, straight from the definitions.
+fn brute(tokens: &[Token], ports: usize, epp: usize, row_bytes: u64) -> [Vec<u64>; 8] {
+    let mut v: [Vec<u64>; 8] = Default::default();
+    for x in v.iter_mut() {
+        *x = vec![0; ports];
+    }
+    let [d_up, d_dn, db_up, db_dn, c_up, c_dn, cb_up, cb_dn] = &mut v;
+    for t in tokens {
+        let mut r: Vec<usize> = t
+            .experts
+            .iter()
+            .map(|e| *e as usize / epp)
+            .filter(|g| *g != t.src)
+            .collect();
+        r.sort();
+        r.dedup();
+        if r.is_empty() {
+            continue;
+        }
+        d_up[t.src] += row_bytes;
+        c_dn[t.src] += row_bytes;
+        for g in &r {
+            d_dn[*g] += row_bytes;
+            db_up[t.src] += row_bytes;
+            db_dn[*g] += row_bytes;
+            c_up[*g] += row_bytes;
+            cb_up[*g] += row_bytes;
+            cb_dn[t.src] += row_bytes;
+        }
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn accounting_matches_brute_force(seed in any::<u64>(), n in 1usize..60, flits in 1usize..40) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (ports, epp) = (4usize, 3usize);
+        let tokens: Vec<Token> = (0..n).map(|i| {
+            let mut e: Vec<u16> = (0..(ports * epp) as u16).collect();
+            e.shuffle(&mut rng);
+            e.truncate(rng.gen_range(1..=5));
+            Token { src: rng.gen_range(0..ports), aidx: i as u32, experts: e }
+        }).collect();
+        let row = RowShape { row_bytes: 16 * flits };
+        let t = account(&tokens, ports, epp, row);
+        let b = brute(&tokens, ports, epp, row.row_bytes as u64);
+        prop_assert_eq!(&t.dispatch.uplink_payload_bytes, &b[0]);
+        prop_assert_eq!(&t.dispatch.downlink_payload_bytes, &b[1]);
+        prop_assert_eq!(&t.dispatch.baseline_uplink_payload_bytes, &b[2]);
+        prop_assert_eq!(&t.dispatch.baseline_downlink_payload_bytes, &b[3]);
+        prop_assert_eq!(&t.combine.uplink_payload_bytes, &b[4]);
+        prop_assert_eq!(&t.combine.downlink_payload_bytes, &b[5]);
+        prop_assert_eq!(&t.combine.baseline_uplink_payload_bytes, &b[6]);
+        prop_assert_eq!(&t.combine.baseline_downlink_payload_bytes, &b[7]);
+        // Wire bytes exceed payload bytes by the headers (DySHARP dispatch uplink:
+        // per chunk 1 header + target flits + 1 byte-enable flit).
+        let chunks = flits.div_ceil(16) as u64;
+        for p in 0..ports {
+            let sent: u64 = tokens.iter().filter(|x| x.src == p && !x.remote(epp).is_empty())
+                .map(|x| chunks * 16 * (2 + x.remote(epp).len().div_ceil(8) as u64)).sum();
+            prop_assert_eq!(t.dispatch.uplink_wire_bytes[p], t.dispatch.uplink_payload_bytes[p] + sent);
+        }
+    }
+}
