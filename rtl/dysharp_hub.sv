@@ -10,7 +10,8 @@
 //
 // Pipeline (one flit / one memory line per cycle in steady state):
 //   receive  : NumSlots packet buffers, used in turn; packets are received while earlier ones are
-//              processed (three buffers keep short packets at line rate). The range check of a DYN op (same for every target) is computed from flit0.
+//              processed (three buffers keep short packets at line rate). The range check of a
+//              DYN op (the same for every target) is computed from flit0.
 //   T0       : walks the targets of the oldest fully received packet, one per cycle -> key_q.
 //   T1       : AL-TLB lookup of key_q (combinational CAM) -> res_q; the lookup is counted here.
 //              After a miss, T1 stalls until the walk resolves (fill done), so every lookup sees

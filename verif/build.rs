@@ -261,7 +261,7 @@ fn main() {
             fail(format!("verilating model {} failed", m.name));
         }
         includes.push(mdir.clone());
-        archives.push((mdir.clone(), format!("{prefix}__ALL")));
+        archives.push((mdir.clone(), prefix.clone()));
         let ports = parse_ports(&mdir.join(format!("{prefix}.h")));
         let (mut ioff, mut ooff) = (0usize, 0usize);
         let mut load = String::new();

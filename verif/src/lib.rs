@@ -2,7 +2,10 @@
 //! Rust through a thin C++ shim (one FFI call per cycle), and checked against the
 //! golden model of `dysharp-sim`.
 
+pub mod diff;
 mod ffi;
 pub mod sim;
+pub mod tb;
 
 pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};
+pub use tb::{Bench, BenchConfig, RtlCounters, RunStats, TbError};

@@ -393,6 +393,8 @@ pub enum Origin {
     Sm,
     /// The GPU's hub: `RSP_READ`, `RSP_PARTIAL`, `RSP_ERROR` are legal.
     Hub,
+    /// A packet observed leaving the switch (downlink): every kind is legal.
+    Egress,
 }
 
 /// The limits a switch checks packets against (spec §4, §6).
@@ -484,6 +486,7 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
             opcode,
             Opcode::RspRead | Opcode::RspPartial | Opcode::RspError
         ),
+        Origin::Egress => true,
     };
     if !legal_origin {
         return Err(err(

@@ -1,0 +1,768 @@
+//! The Rust testbench around `dysharp_top`: GPU port models (packet sources with
+//! an injection rate, response sinks and GPU memories with random backpressure
+//! and latency) and a scoreboard that checks every packet leaving the switch and
+//! every memory access against the golden model.
+//!
+//! The golden model is driven in the RTL's own order where order is the RTL's
+//! choice: the switch model sees frames as the RTL accepts them, and each golden
+//! hub sees requests in the order the RTL hub received them (observed on the
+//! `hub_req_mon_*` taps), so allocation order and TLB state are comparable
+//! access by access.
+
+use crate::sim::{Port, Sim, SimError};
+use dysharp_sim::config::{Config, HubConfig};
+use dysharp_sim::fabric::Fabric;
+use dysharp_sim::hub::MemAccess;
+use dysharp_sim::memory::SparseMemory;
+use dysharp_sim::packet::{decode, ErrorCode, Flit, Origin, Packet};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// How the GPU side behaves.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Model name (`top_p8`, `top_p4`, `top_p16`).
+    pub model: String,
+    /// Seed of the port models and the model's random initial state.
+    pub seed: u64,
+    /// Hub configuration driven on the `cfg_*` inputs.
+    pub hub: HubConfig,
+    /// Static group table (group id → port mask).
+    pub groups: Vec<u32>,
+    /// Probability that a source offers its next flit in a cycle (1.0 = line rate).
+    pub inject_rate: f64,
+    /// Probability that an SM accepts a response flit in a cycle.
+    pub sm_ready_rate: f64,
+    /// Probability that a GPU memory accepts a request in a cycle.
+    pub mem_ready_rate: f64,
+    /// Read latency range in cycles (inclusive).
+    pub mem_latency: (u64, u64),
+    /// Write a VCD waveform here.
+    pub vcd: Option<PathBuf>,
+}
+
+impl BenchConfig {
+    /// Line-rate defaults for a model.
+    pub fn new(model: &str, seed: u64) -> Self {
+        BenchConfig {
+            model: model.into(),
+            seed,
+            hub: HubConfig::default(),
+            groups: vec![0; 16],
+            inject_rate: 1.0,
+            sm_ready_rate: 1.0,
+            mem_ready_rate: 1.0,
+            mem_latency: (1, 1),
+            vcd: None,
+        }
+    }
+}
+
+/// A scoreboard or protocol failure.
+#[derive(Debug, thiserror::Error)]
+pub enum TbError {
+    /// The simulator reported an assertion failure, or a port is missing.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// Something the RTL did differs from the golden model.
+    #[error("cycle {cycle}: {what}")]
+    Mismatch {
+        /// Cycle of the observation.
+        cycle: u64,
+        /// What differed (both values).
+        what: String,
+    },
+    /// The run did not drain in time.
+    #[error("cycle {cycle}: not drained after {limit} cycles: {pending}")]
+    Timeout {
+        /// Cycle reached.
+        cycle: u64,
+        /// The bound.
+        limit: u64,
+        /// What was still outstanding.
+        pending: String,
+    },
+    /// The bench configuration cannot drive this model.
+    #[error("bench configuration: {0}")]
+    Config(String),
+}
+
+struct Ports {
+    rst: Port,
+    group: Port,
+    mbase: Port,
+    al_base: Port,
+    data_base: Port,
+    log2_bsize: Port,
+    log2_al: Port,
+    log2_slots: Port,
+    req_valid: Port,
+    req_ready: Port,
+    req_data: Port,
+    req_last: Port,
+    rsp_valid: Port,
+    rsp_ready: Port,
+    rsp_data: Port,
+    rsp_last: Port,
+    mem_valid: Port,
+    mem_ready: Port,
+    mem_we: Port,
+    mem_addr: Port,
+    mem_wdata: Port,
+    mem_wstrb: Port,
+    mrsp_valid: Port,
+    mrsp_ready: Port,
+    mrsp_rdata: Port,
+    mon_valid: Port,
+    mon_data: Port,
+    mon_last: Port,
+    err: Port,
+    up_flits: Port,
+    dn_flits: Port,
+    up_payload: Port,
+    dn_payload: Port,
+    tlb_hits: Port,
+    tlb_misses: Port,
+}
+
+impl Ports {
+    fn new(s: &Sim) -> Result<Self, SimError> {
+        Ok(Ports {
+            rst: s.input("rst_ni")?,
+            group: s.input("cfg_group_mask_i")?,
+            mbase: s.input("cfg_mbase_i")?,
+            al_base: s.input("cfg_al_base_i")?,
+            data_base: s.input("cfg_data_base_i")?,
+            log2_bsize: s.input("cfg_log2_bsize_i")?,
+            log2_al: s.input("cfg_log2_al_entries_i")?,
+            log2_slots: s.input("cfg_log2_slots_i")?,
+            req_valid: s.input("sm_req_valid_i")?,
+            req_ready: s.output("sm_req_ready_o")?,
+            req_data: s.input("sm_req_data_i")?,
+            req_last: s.input("sm_req_last_i")?,
+            rsp_valid: s.output("sm_rsp_valid_o")?,
+            rsp_ready: s.input("sm_rsp_ready_i")?,
+            rsp_data: s.output("sm_rsp_data_o")?,
+            rsp_last: s.output("sm_rsp_last_o")?,
+            mem_valid: s.output("mem_req_valid_o")?,
+            mem_ready: s.input("mem_req_ready_i")?,
+            mem_we: s.output("mem_req_we_o")?,
+            mem_addr: s.output("mem_req_addr_o")?,
+            mem_wdata: s.output("mem_req_wdata_o")?,
+            mem_wstrb: s.output("mem_req_wstrb_o")?,
+            mrsp_valid: s.input("mem_rsp_valid_i")?,
+            mrsp_ready: s.output("mem_rsp_ready_o")?,
+            mrsp_rdata: s.input("mem_rsp_rdata_i")?,
+            mon_valid: s.output("hub_req_mon_valid_o")?,
+            mon_data: s.output("hub_req_mon_data_o")?,
+            mon_last: s.output("hub_req_mon_last_o")?,
+            err: s.output("err_count_o")?,
+            up_flits: s.output("up_flits_o")?,
+            dn_flits: s.output("dn_flits_o")?,
+            up_payload: s.output("up_payload_flits_o")?,
+            dn_payload: s.output("dn_payload_flits_o")?,
+            tlb_hits: s.output("tlb_hits_o")?,
+            tlb_misses: s.output("tlb_misses_o")?,
+        })
+    }
+}
+
+/// One GPU port's state in the bench.
+#[derive(Default)]
+struct Gpu {
+    /// Frames waiting to be sent, flit by flit.
+    source: VecDeque<Vec<Flit>>,
+    /// Index of the next flit of the head frame.
+    next: usize,
+    /// Whether `valid` is raised (it stays up until the flit is taken).
+    offering: bool,
+    /// Flits of the response being received.
+    rsp: Vec<Flit>,
+    /// Flits of the request being received by the hub (monitor tap).
+    mon: Vec<Flit>,
+    /// The RTL's memory.
+    mem: SparseMemory,
+    /// Read responses in flight: (cycle ready, data).
+    reads: VecDeque<(u64, u128)>,
+    /// Memory accesses the RTL made but the golden hub has not yet predicted.
+    mem_seen: VecDeque<MemAccess>,
+    /// Expected request packets to this hub, per source port (flow), in order.
+    exp_req: Vec<VecDeque<Packet>>,
+    /// Expected responses to this SM.
+    exp_rsp: Vec<Packet>,
+    /// Memory accesses the golden hub made, not yet observed.
+    mem_exp: VecDeque<MemAccess>,
+}
+
+/// Two memory accesses are the same if address, kind and strobes agree and the
+/// strobed bytes of a write agree (unstrobed data bytes are don't-care).
+fn same_access(a: &MemAccess, b: &MemAccess) -> bool {
+    match (a, b) {
+        (MemAccess::Read { addr: x }, MemAccess::Read { addr: y }) => x == y,
+        (
+            MemAccess::Write {
+                addr: x,
+                data: dx,
+                strobe: sx,
+            },
+            MemAccess::Write {
+                addr: y,
+                data: dy,
+                strobe: sy,
+            },
+        ) => {
+            let mask = (0..16).fold(0u128, |m, i| {
+                if sx >> i & 1 == 1 {
+                    m | (0xFFu128 << (8 * i))
+                } else {
+                    m
+                }
+            });
+            x == y && sx == sy && dx & mask == dy & mask
+        }
+        _ => false,
+    }
+}
+
+/// Per-run results.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Cycles run (including reset).
+    pub cycles: u64,
+    /// Frames injected by the SMs.
+    pub frames_in: u64,
+    /// Packets checked against the golden model (hub requests and SM responses).
+    pub packets_checked: u64,
+    /// Memory accesses checked.
+    pub mem_checked: u64,
+}
+
+/// Counters read from the RTL.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RtlCounters {
+    /// Per port, per error code (index = code - 1).
+    pub errors: Vec<[u64; ErrorCode::COUNT]>,
+    /// Uplink wire flits per port.
+    pub up_flits: Vec<u64>,
+    /// Downlink wire flits per port.
+    pub dn_flits: Vec<u64>,
+    /// Uplink payload flits per port.
+    pub up_payload_flits: Vec<u64>,
+    /// Downlink payload flits per port.
+    pub dn_payload_flits: Vec<u64>,
+    /// AL-TLB hits per hub.
+    pub tlb_hits: Vec<u64>,
+    /// AL-TLB misses per hub.
+    pub tlb_misses: Vec<u64>,
+}
+
+/// The bench: RTL model, GPU port models, golden model, scoreboard.
+pub struct Bench {
+    sim: Sim,
+    p: Ports,
+    cfg: BenchConfig,
+    /// The golden model (its switch and hubs are driven separately, see the module docs).
+    pub golden: Fabric,
+    gpus: Vec<Gpu>,
+    rng: ChaCha8Rng,
+    stats: RunStats,
+    n: usize,
+    /// Wire flits per port the golden model expects on the uplinks and downlinks.
+    exp_up: Vec<u64>,
+    exp_dn: Vec<u64>,
+    exp_up_pay: Vec<u64>,
+    exp_dn_pay: Vec<u64>,
+}
+
+/// A model's parameter, or the RTL default.
+fn param(sim: &Sim, name: &str, default: usize) -> usize {
+    sim.info()
+        .param(name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The golden configuration matching a built model and a bench configuration.
+pub fn golden_config(sim: &Sim, cfg: &BenchConfig) -> Config {
+    let tlb_entries = param(sim, "TlbEntries", 512);
+    Config {
+        num_ports: param(sim, "NumPorts", 8),
+        experts_per_port: param(sim, "ExpertsPerPort", 32),
+        max_targets: param(sim, "MaxTargets", 32),
+        groups: {
+            let mut g = cfg.groups.clone();
+            g.resize(param(sim, "NumGroups", 16), 0);
+            g
+        },
+        hub: HubConfig {
+            tlb_entries,
+            tlb_ways: param(sim, "TlbWays", tlb_entries),
+            ..cfg.hub.clone()
+        },
+    }
+}
+
+impl Bench {
+    /// Builds the model, resets it and programs the configuration.
+    pub fn new(cfg: BenchConfig) -> Result<Bench, TbError> {
+        let mut sim = Sim::new(&cfg.model, cfg.seed)?;
+        let p = Ports::new(&sim)?;
+        let gcfg = golden_config(&sim, &cfg);
+        if cfg.groups.len() > gcfg.groups.len() {
+            return Err(TbError::Config(format!(
+                "{} groups, the model has {}",
+                cfg.groups.len(),
+                gcfg.groups.len()
+            )));
+        }
+        let mut golden = Fabric::new(&gcfg).map_err(|e| TbError::Config(e.to_string()))?;
+        golden.enable_logs();
+        let n = gcfg.num_ports;
+        if let Some(v) = &cfg.vcd {
+            sim.open_vcd(v)?;
+        }
+        let mut b = Bench {
+            sim,
+            p,
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            gpus: (0..n)
+                .map(|_| Gpu {
+                    exp_req: vec![VecDeque::new(); n],
+                    ..Gpu::default()
+                })
+                .collect(),
+            golden,
+            stats: RunStats::default(),
+            n,
+            exp_up: vec![0; n],
+            exp_dn: vec![0; n],
+            exp_up_pay: vec![0; n],
+            exp_dn_pay: vec![0; n],
+            cfg,
+        };
+        b.program();
+        b.reset(4)?;
+        Ok(b)
+    }
+
+    fn program(&mut self) {
+        let h = &self.cfg.hub;
+        let p = &self.p;
+        for (g, mask) in self.golden.cfg.groups.clone().iter().enumerate() {
+            self.sim
+                .set_bits(p.group, self.n * g, self.n, *mask as u128);
+        }
+        self.sim.set(p.mbase, h.mbase as u128);
+        self.sim.set(p.al_base, h.al_base as u128);
+        self.sim.set(p.data_base, h.data_base as u128);
+        self.sim.set(p.log2_bsize, h.log2_bsize as u128);
+        self.sim.set(p.log2_al, h.log2_al_entries as u128);
+        self.sim.set(p.log2_slots, h.log2_slots as u128);
+    }
+
+    /// Holds reset for `cycles` cycles, then releases it.
+    pub fn reset(&mut self, cycles: u64) -> Result<(), TbError> {
+        self.sim.set(self.p.rst, 0);
+        for _ in 0..cycles {
+            self.sim.cycle()?;
+        }
+        self.sim.set(self.p.rst, 1);
+        self.sim.cycle()?;
+        self.stats.cycles += cycles + 1;
+        Ok(())
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.n
+    }
+
+    /// Queues a raw frame at SM `port`.
+    pub fn push_frame(&mut self, port: usize, frame: Vec<Flit>) {
+        if !frame.is_empty() {
+            self.gpus[port].source.push_back(frame);
+        }
+    }
+
+    /// Queues a packet at SM `port`.
+    pub fn push(&mut self, port: usize, pkt: &Packet) {
+        self.push_frame(port, pkt.encode());
+    }
+
+    /// Frames still waiting at the sources.
+    pub fn queued(&self) -> usize {
+        self.gpus.iter().map(|g| g.source.len()).sum()
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> &RunStats {
+        &self.stats
+    }
+
+    /// Cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.sim.cycles()
+    }
+
+    fn mismatch(&self, what: String) -> TbError {
+        TbError::Mismatch {
+            cycle: self.sim.cycles(),
+            what,
+        }
+    }
+
+    /// Routes golden switch outputs into the expectation queues.
+    fn expect(&mut self, outs: Vec<(usize, Packet)>) {
+        for (q, pkt) in outs {
+            self.exp_dn[q] += pkt.wire_flits() as u64;
+            self.exp_dn_pay[q] += pkt.payload_flits() as u64;
+            if pkt.opcode.is_request() {
+                let src = pkt.src_port as usize;
+                self.gpus[q].exp_req[src].push_back(pkt);
+            } else {
+                self.gpus[q].exp_rsp.push(pkt);
+            }
+        }
+    }
+
+    /// A frame the RTL accepted completely at SM `port`.
+    fn frame_in(&mut self, port: usize, frame: &[Flit]) {
+        self.stats.frames_in += 1;
+        self.exp_up[port] += frame.len() as u64;
+        let limits = self.golden.cfg.limits();
+        if let Ok(p) = decode(frame, Origin::Sm, &limits) {
+            self.exp_up_pay[port] += p.payload_flits() as u64;
+        }
+        let outs = self.golden.switch.ingress_frame(port, Origin::Sm, frame);
+        self.expect(outs);
+    }
+
+    /// A request packet hub `q` received (monitor tap).
+    fn hub_request(&mut self, q: usize, frame: &[Flit]) -> Result<(), TbError> {
+        let limits = self.golden.cfg.limits();
+        let got = crate::diff::decode_any(frame, &limits).map_err(|e| {
+            self.mismatch(format!(
+                "hub {q} received an illegal frame ({e}): {frame:x?}"
+            ))
+        })?;
+        let src = got.src_port as usize;
+        let want = self.gpus[q]
+            .exp_req
+            .get_mut(src)
+            .and_then(|f| f.pop_front())
+            .ok_or_else(|| {
+                self.mismatch(format!(
+                    "hub {q} received an unexpected packet from port {src}: {got:?}"
+                ))
+            })?;
+        if got != want {
+            return Err(self.mismatch(format!(
+                "hub {q}, packet from port {src}: {}",
+                crate::diff::packet_diff(&want, &got)
+            )));
+        }
+        self.stats.packets_checked += 1;
+        let hub = &mut self.golden.hubs[q];
+        let rsps = hub.handle(&want);
+        let log = hub.log.as_mut().map(std::mem::take).unwrap_or_default();
+        self.gpus[q].mem_exp.extend(log);
+        for r in rsps {
+            self.exp_up[q] += r.wire_flits() as u64;
+            self.exp_up_pay[q] += r.payload_flits() as u64;
+            let outs = self.golden.switch.ingress(q, Origin::Hub, r);
+            self.expect(outs);
+        }
+        self.check_mem(q)
+    }
+
+    fn check_mem(&mut self, q: usize) -> Result<(), TbError> {
+        while !self.gpus[q].mem_exp.is_empty() && !self.gpus[q].mem_seen.is_empty() {
+            let want = self.gpus[q].mem_exp.pop_front().expect("non-empty");
+            let got = self.gpus[q].mem_seen.pop_front().expect("non-empty");
+            if !same_access(&want, &got) {
+                return Err(self.mismatch(format!(
+                    "hub {q} memory access: golden {want:x?}, RTL {got:x?}"
+                )));
+            }
+            self.stats.mem_checked += 1;
+        }
+        if self.gpus[q].mem_exp.is_empty() && !self.gpus[q].mem_seen.is_empty() {
+            // The RTL may run ahead of the monitor by at most one packet's accesses.
+            let ahead = self.gpus[q].mem_seen.len();
+            if ahead > 4 * 64 {
+                return Err(self.mismatch(format!(
+                    "hub {q} made {ahead} memory accesses the golden model did not predict: first {:x?}",
+                    self.gpus[q].mem_seen.front()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A response packet SM `q` received.
+    fn sm_response(&mut self, q: usize, frame: &[Flit]) -> Result<(), TbError> {
+        let limits = self.golden.cfg.limits();
+        let got = crate::diff::decode_any(frame, &limits)
+            .map_err(|e| self.mismatch(format!("SM {q} received a bad frame ({e}): {frame:x?}")))?;
+        let Some(i) = self.gpus[q].exp_rsp.iter().position(|w| {
+            w.opcode == got.opcode
+                && w.tag == got.tag
+                && w.src_port == got.src_port
+                && w.maddr == got.maddr
+        }) else {
+            return Err(self.mismatch(format!(
+                "SM {q} received an unexpected response {got:?}; expected one of {} pending",
+                self.gpus[q].exp_rsp.len()
+            )));
+        };
+        let want = self.gpus[q].exp_rsp.remove(i);
+        if want != got {
+            return Err(self.mismatch(format!(
+                "SM {q} response: {}",
+                crate::diff::packet_diff(&want, &got)
+            )));
+        }
+        self.stats.packets_checked += 1;
+        Ok(())
+    }
+
+    /// Whether everything injected has been delivered and checked.
+    fn drained(&self) -> bool {
+        self.gpus.iter().all(|g| {
+            g.source.is_empty()
+                && g.rsp.is_empty()
+                && g.mon.is_empty()
+                && g.reads.is_empty()
+                && g.mem_seen.is_empty()
+                && g.mem_exp.is_empty()
+                && g.exp_rsp.is_empty()
+                && g.exp_req.iter().all(|f| f.is_empty())
+        }) && self.golden.switch.pending() == 0
+    }
+
+    fn pending_summary(&self) -> String {
+        let mut s = String::new();
+        for (q, g) in self.gpus.iter().enumerate() {
+            let req: usize = g.exp_req.iter().map(|f| f.len()).sum();
+            if g.source.len() + req + g.exp_rsp.len() + g.mem_exp.len() + g.mem_seen.len() > 0 {
+                s.push_str(&format!(
+                    "[port {q}: {} frames unsent, {req} hub requests and {} responses expected, {} memory accesses expected, {} unpredicted] ",
+                    g.source.len(),
+                    g.exp_rsp.len(),
+                    g.mem_exp.len(),
+                    g.mem_seen.len()
+                ));
+            }
+        }
+        s
+    }
+
+    /// Runs one cycle of the bench.
+    pub fn step(&mut self) -> Result<(), TbError> {
+        let now = self.sim.cycles();
+        let p = &self.p;
+        for (q, g) in self.gpus.iter_mut().enumerate() {
+            if !g.offering && !g.source.is_empty() && self.rng.gen_bool(self.cfg.inject_rate) {
+                g.offering = true;
+            }
+            let (valid, data, last) = match (g.offering, g.source.front()) {
+                (true, Some(f)) => (1, f[g.next], (g.next + 1 == f.len()) as u128),
+                _ => (0, 0, 0),
+            };
+            self.sim.set_bits(p.req_valid, q, 1, valid);
+            self.sim.set_bits(p.req_data, 128 * q, 128, data);
+            self.sim.set_bits(p.req_last, q, 1, last);
+            let r = self.rng.gen_bool(self.cfg.sm_ready_rate) as u128;
+            self.sim.set_bits(p.rsp_ready, q, 1, r);
+            let m = self.rng.gen_bool(self.cfg.mem_ready_rate) as u128;
+            self.sim.set_bits(p.mem_ready, q, 1, m);
+            let (rv, rd) = match g.reads.front() {
+                Some((t, d)) if *t <= now => (1, *d),
+                _ => (0, 0),
+            };
+            self.sim.set_bits(p.mrsp_valid, q, 1, rv);
+            self.sim.set_bits(p.mrsp_rdata, 128 * q, 128, rd);
+        }
+        self.sim.cycle()?;
+        self.stats.cycles += 1;
+        for q in 0..self.n {
+            let p = &self.p;
+            let s = &self.sim;
+            let fired = |v: Port, r: Port| s.bit(v, q) && s.bit(r, q);
+            // Requests accepted from the SM.
+            let req_fire = s.bit(p.req_ready, q) && self.gpus[q].offering;
+            let rsp_fire = s.bit(p.rsp_valid, q) && s.bit(p.rsp_ready, q);
+            let rsp_flit = (s.get_bits(p.rsp_data, 128 * q, 128), s.bit(p.rsp_last, q));
+            let mon = s.bit(p.mon_valid, q);
+            let mon_flit = (s.get_bits(p.mon_data, 128 * q, 128), s.bit(p.mon_last, q));
+            let mem_fire = fired(p.mem_valid, p.mem_ready);
+            let mem_req = (
+                s.bit(p.mem_we, q),
+                s.get_bits(p.mem_addr, 48 * q, 48) as u64,
+                s.get_bits(p.mem_wdata, 128 * q, 128),
+                s.get_bits(p.mem_wstrb, 16 * q, 16) as u16,
+            );
+            let mrsp_fire = s.bit(p.mrsp_ready, q)
+                && self.gpus[q].reads.front().is_some_and(|(t, _)| *t <= now);
+            if req_fire {
+                let g = &mut self.gpus[q];
+                g.offering = false;
+                g.next += 1;
+                if g.next == g.source.front().map_or(0, |f| f.len()) {
+                    g.next = 0;
+                    let frame = g.source.pop_front().expect("frame");
+                    self.frame_in(q, &frame);
+                }
+            }
+            if rsp_fire {
+                self.gpus[q].rsp.push(rsp_flit.0);
+                if rsp_flit.1 {
+                    let frame = std::mem::take(&mut self.gpus[q].rsp);
+                    self.sm_response(q, &frame)?;
+                }
+            }
+            if mon {
+                self.gpus[q].mon.push(mon_flit.0);
+                if mon_flit.1 {
+                    let frame = std::mem::take(&mut self.gpus[q].mon);
+                    self.hub_request(q, &frame)?;
+                }
+            }
+            if mrsp_fire {
+                self.gpus[q].reads.pop_front();
+            }
+            if mem_fire {
+                let (we, addr, wdata, wstrb) = mem_req;
+                let g = &mut self.gpus[q];
+                let access = if we {
+                    g.mem.write_line(addr, &wdata.to_le_bytes(), wstrb);
+                    MemAccess::Write {
+                        addr,
+                        data: wdata,
+                        strobe: wstrb,
+                    }
+                } else {
+                    let mut line = [0u8; 16];
+                    g.mem.read(addr, &mut line);
+                    let (lo, hi) = self.cfg.mem_latency;
+                    let lat = if hi > lo {
+                        self.rng.gen_range(lo..=hi)
+                    } else {
+                        lo
+                    }
+                    .max(1);
+                    let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
+                    g.reads.push_back((t, u128::from_le_bytes(line)));
+                    MemAccess::Read { addr }
+                };
+                g.mem_seen.push_back(access);
+                self.check_mem(q)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs until every frame is sent and every expectation met, and the RTL has
+    /// been quiet for a few cycles; fails after `limit` cycles.
+    pub fn run(&mut self, limit: u64) -> Result<RunStats, TbError> {
+        let start = self.sim.cycles();
+        let mut quiet = 0;
+        loop {
+            self.step()?;
+            if self.drained() {
+                quiet += 1;
+                if quiet >= 16 {
+                    break;
+                }
+            } else {
+                quiet = 0;
+            }
+            if self.sim.cycles() - start > limit {
+                return Err(TbError::Timeout {
+                    cycle: self.sim.cycles(),
+                    limit,
+                    pending: self.pending_summary(),
+                });
+            }
+        }
+        self.check_counters()?;
+        Ok(self.stats.clone())
+    }
+
+    /// Reads the RTL's counters.
+    pub fn counters(&self) -> RtlCounters {
+        let s = &self.sim;
+        let p = &self.p;
+        let per = |port: Port| -> Vec<u64> {
+            (0..self.n)
+                .map(|q| s.get_bits(port, 32 * q, 32) as u64)
+                .collect()
+        };
+        RtlCounters {
+            errors: (0..self.n)
+                .map(|q| {
+                    let mut a = [0u64; ErrorCode::COUNT];
+                    for (c, slot) in a.iter_mut().enumerate() {
+                        *slot = s.get_bits(p.err, 32 * (q * ErrorCode::COUNT + c), 32) as u64;
+                    }
+                    a
+                })
+                .collect(),
+            up_flits: per(p.up_flits),
+            dn_flits: per(p.dn_flits),
+            up_payload_flits: per(p.up_payload),
+            dn_payload_flits: per(p.dn_payload),
+            tlb_hits: per(p.tlb_hits),
+            tlb_misses: per(p.tlb_misses),
+        }
+    }
+
+    /// Compares the RTL's counters with the golden model's.
+    pub fn check_counters(&self) -> Result<(), TbError> {
+        let c = self.counters();
+        let g = self.golden.error_counters();
+        let check = |name: &str, rtl: &[u64], gold: &[u64]| -> Result<(), TbError> {
+            if rtl != gold {
+                return Err(self.mismatch(format!("{name}: RTL {rtl:?}, golden {gold:?}")));
+            }
+            Ok(())
+        };
+        for q in 0..self.n {
+            check(&format!("port {q} error counters"), &c.errors[q], &g[q])?;
+        }
+        check("uplink flits", &c.up_flits, &self.exp_up)?;
+        check("downlink flits", &c.dn_flits, &self.exp_dn)?;
+        check(
+            "uplink payload flits",
+            &c.up_payload_flits,
+            &self.exp_up_pay,
+        )?;
+        check(
+            "downlink payload flits",
+            &c.dn_payload_flits,
+            &self.exp_dn_pay,
+        )?;
+        let hits: Vec<u64> = self
+            .golden
+            .hubs
+            .iter()
+            .map(|h| h.stats().tlb.hits)
+            .collect();
+        let misses: Vec<u64> = self
+            .golden
+            .hubs
+            .iter()
+            .map(|h| h.stats().tlb.misses)
+            .collect();
+        check("TLB hits", &c.tlb_hits, &hits)?;
+        check("TLB misses", &c.tlb_misses, &misses)?;
+        Ok(())
+    }
+
+    /// Finishes the waveform, if any.
+    pub fn close(&mut self) {
+        self.sim.close_vcd();
+    }
+}
