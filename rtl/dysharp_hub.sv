@@ -101,7 +101,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     logic [LenWidth-1:0]     len;
     logic [DtypeWidth-1:0]   dtype;
     logic [RopWidth-1:0]     rop;
-    logic                    acc;
+    logic                    acc;     // accumulation: 1 = native (AccNative)
   } req_t;
 
   // A target job from T0 (key_q) and T1 (res_q).
@@ -203,29 +203,34 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     return s;
   endfunction
 
-  // Response header (hub/mod.rs response(), partial(), error_response()) for request r.
+  // Response header (hub/mod.rs response(), partial(), error_response()) for request r, built
+  // from the package's field table: no targets, src_port 0 (the switch stamps it), route = the
+  // requester, rsvd 0; RSP_ERROR carries stage 0, len 0 and dtype/rop/acc 0.
   function automatic flit_t rsp_hdr_f(input req_t r, input opcode_e op, input ecode_e ecode);
-    hdr_t h;
-    h          = '0;
-    h.opcode   = op;
-    h.maddr    = r.maddr;
-    h.tag      = r.tag;
-    h.route    = RouteWidth'(r.src_port);
-    h.ecode    = ecode;
-    if (op != OpRspError) begin
-      h.stage = r.stage;
-      h.len   = r.len;
-      h.dtype = r.dtype;
-      h.rop   = r.rop;
-      h.acc   = r.acc;
-    end
-    h.hcc = hcc_f(flit_t'(h));
+    flit_t f;
+    logic  full;
+    full                            = (op != OpRspError);
+    f                               = '0;
+    f[OpcodeLsb +: OpcodeWidth]     = op;
+    f[StageLsb +: StageWidth]       = full ? r.stage : 1'b0;
+    f[MaddrLsb +: MaddrWidth]       = r.maddr;
+    f[TcountLsb +: TcountWidth]     = '0;
+    f[SrcPortLsb +: SrcPortWidth]   = '0;
+    f[TagLsb +: TagWidth]           = r.tag;
+    f[LenLsb +: LenWidth]           = full ? r.len : '0;
+    f[DtypeLsb +: DtypeWidth]       = full ? r.dtype : '0;
+    f[RopLsb +: RopWidth]           = full ? r.rop : '0;
+    f[AccLsb +: AccWidth]           = (full && r.acc) ? AccNative : AccF32;
+    f[RouteLsb +: RouteWidth]       = RouteWidth'(r.src_port);
+    f[EcodeLsb +: EcodeWidth]       = ecode;
+    f[RsvdLsb +: RsvdWidth]         = '0;
+    f[HccLsb +: HccWidth]           = hcc_f(f);
     // r.opcode and r.tcount do not appear in a response (named *unused* on purpose).
     begin : b_unused
       logic unused_fields;
       unused_fields = ^{r.opcode, r.tcount};
     end
-    return flit_t'(h);
+    return f;
   endfunction
 
   // Read kind of a load line (by op and the target's position in the list).
@@ -358,7 +363,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // flit0 fields and the range check of spec §7 (the same for every target of the packet).
   always_comb begin
     rx_hdr.opcode   = req_data_i[OpcodeLsb +: OpcodeWidth];
-    rx_hdr.stage    = req_data_i[StageLsb];
+    rx_hdr.stage    = req_data_i[StageLsb +: StageWidth];
     rx_hdr.maddr    = req_data_i[MaddrLsb +: MaddrWidth];
     rx_hdr.tcount   = req_data_i[TcountLsb +: TcountWidth];
     rx_hdr.src_port = req_data_i[SrcPortLsb +: SrcPortWidth];
@@ -366,7 +371,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     rx_hdr.len      = req_data_i[LenLsb +: LenWidth];
     rx_hdr.dtype    = req_data_i[DtypeLsb +: DtypeWidth];
     rx_hdr.rop      = req_data_i[RopLsb +: RopWidth];
-    rx_hdr.acc      = req_data_i[AccLsb];
+    rx_hdr.acc      = (req_data_i[AccLsb +: AccWidth] == AccNative);
     rx_rel          = rx_hdr.maddr - cfg_mbase_i;
     rx_aidx_full    = rx_rel >> cfg_log2_bsize_i;
     rx_bsize        = 49'(1) << cfg_log2_bsize_i;
@@ -1048,6 +1053,10 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
 `ifndef SYNTHESIS
   if (ExpertsPerPort < 1 || MaxTargets < 1) begin : gen_param_check
     $error("dysharp_hub: ExpertsPerPort and MaxTargets must be at least 1");
+  end
+  // err_count_o holds the last three codes of the package's table.
+  if (32'(ErrUnmapped) != NumErrCodes - 2 || 32'(ErrAlloc) != NumErrCodes) begin : gen_code_check
+    $error("dysharp_hub: hub error codes are not the last three codes");
   end
 
   // Output streams: valid stays high and data/last stay stable until accepted.

@@ -388,6 +388,7 @@ module dysharp_reduce_unit
       if (free_v[q]) begin
         valid_d[free_idx[q]] = 1'b0;
         rdy_d[free_idx[q]]   = 1'b0;
+        got_d[free_idx[q]]   = '0;
       end
     end
 

@@ -66,7 +66,9 @@ module dysharp_sw_egress
   logic [$clog2(OutDepth+1)-1:0] unused_req_usage, unused_rsp_usage;
 
   logic [31:0]          dn_flits_q, dn_payload_q;
-  flit_t                mv_data;
+  logic [OpcodeWidth-1:0] mv_op;
+  logic [EcodeWidth-1:0]  mv_ecode;
+  logic [LenWidth-1:0]    mv_len;
   logic                 mv_head;
 
   dysharp_rr_arb #(
@@ -165,18 +167,22 @@ module dysharp_sw_egress
   assign rsp_out_last_o = rsp_out_word[FlitBits];
 
   // Downlink counters: every moved flit; payload flits of a packet counted at its flit0.
-  assign mv_data = move[1] ? sel_data[1] : sel_data[0];
+  always_comb begin
+    flit_t f;
+    f        = move[1] ? sel_data[1] : sel_data[0];
+    mv_op    = f[OpcodeLsb +: OpcodeWidth];
+    mv_ecode = f[EcodeLsb +: EcodeWidth];
+    mv_len   = f[LenLsb +: LenWidth];
+  end
   assign mv_head = move[1] ? !inpkt_q[1] : !inpkt_q[0];
 
-  function automatic logic [31:0] payload_flits(input flit_t f);
-    logic [OpcodeWidth-1:0] op;
-    logic [EcodeWidth-1:0]  ecode;
-    logic                   carries;
-    op      = f[OpcodeLsb +: OpcodeWidth];
-    ecode   = f[EcodeLsb +: EcodeWidth];
+  function automatic logic [31:0] payload_flits(input logic [OpcodeWidth-1:0] op,
+                                                input logic [EcodeWidth-1:0]  ecode,
+                                                input logic [LenWidth-1:0]    len);
+    logic carries;
     carries = (op == OpWrite) || (op == OpMcSt) || (op == OpDynSt) || (op == OpRspRead) ||
               (op == OpRspReduce) || ((op == OpRspPartial) && (ecode == '0));
-    return carries ? 32'(f[LenLsb +: LenWidth]) : 32'd0;
+    return carries ? 32'(len) : 32'd0;
   endfunction
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -189,7 +195,7 @@ module dysharp_sw_egress
       if (move != '0) begin
         dn_flits_q <= dn_flits_q + 32'd1;
         if (mv_head) begin
-          dn_payload_q <= dn_payload_q + payload_flits(mv_data);
+          dn_payload_q <= dn_payload_q + payload_flits(mv_op, mv_ecode, mv_len);
         end
       end
     end

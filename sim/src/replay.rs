@@ -161,6 +161,57 @@ pub fn token_row(dtype: DType, seed: u64, aidx: u32, hidden: usize, out: &mut Ve
     }
 }
 
+/// The multimem address of chunk `chunk` of token `aidx`'s row.
+pub fn chunk_maddr(cfg: &Config, aidx: u32, chunk: usize) -> u64 {
+    cfg.hub.mbase + ((aidx as u64) << cfg.hub.log2_bsize) + 256 * chunk as u64
+}
+
+/// The transaction tag of a chunk (12 bits, wrapping).
+fn chunk_tag(aidx: u32, chunk: usize, chunks: usize) -> u16 {
+    (aidx as usize * chunks + chunk) as u16 & 0xFFF
+}
+
+/// The Dispatch `DYN_ST` of chunk `chunk` (of `len` flits) of a token's `row`.
+pub fn dispatch_packet(
+    cfg: &Config,
+    t: &Token,
+    remote: &[u16],
+    chunk: usize,
+    len: usize,
+    dtype: DType,
+    row: &[u8],
+) -> Packet {
+    let mut p = Packet::new(Opcode::DynSt);
+    p.maddr = chunk_maddr(cfg, t.aidx, chunk);
+    p.tag = chunk_tag(t.aidx, chunk, row.len().div_ceil(256));
+    p.len = len as u8;
+    p.dtype = dtype;
+    p.targets = remote.to_vec();
+    p.be = Some(u128::MAX);
+    p.payload = row[256 * chunk..256 * chunk + 16 * len].to_vec();
+    p
+}
+
+/// The Combine `DYN_LD_REDUCE` of chunk `chunk` of `chunks` (of `len` flits) of a token.
+pub fn combine_packet(
+    cfg: &Config,
+    t: &Token,
+    remote: &[u16],
+    chunk: usize,
+    chunks: usize,
+    len: usize,
+    dtype: DType,
+) -> Packet {
+    let mut p = Packet::new(Opcode::DynLdReduce);
+    p.stage = Stage::Combine;
+    p.maddr = chunk_maddr(cfg, t.aidx, chunk);
+    p.tag = chunk_tag(t.aidx, chunk, chunks);
+    p.len = len as u8;
+    p.dtype = dtype;
+    p.targets = remote.to_vec();
+    p
+}
+
 /// Replays `tokens` (one (step, layer)) through the golden model.
 ///
 /// `progress` is called with (tokens done, total) during each phase.
@@ -187,9 +238,6 @@ pub fn replay_golden(
     };
     let chunks = row.chunks();
     let expected: Traffic = account(tokens, opts.ep, epp, row);
-    let maddr_of = |aidx: u32, chunk: usize| {
-        cfg.hub.mbase + ((aidx as u64) << cfg.hub.log2_bsize) + 256 * chunk as u64
-    };
     let rows: Vec<Vec<u8>> = tokens
         .iter()
         .map(|t| {
@@ -227,14 +275,7 @@ pub fn replay_golden(
                 continue;
             }
             for (c, &len) in chunks.iter().enumerate() {
-                let mut p = Packet::new(Opcode::DynSt);
-                p.maddr = maddr_of(t.aidx, c);
-                p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
-                p.len = len as u8;
-                p.dtype = opts.dtype;
-                p.targets = remote.clone();
-                p.be = Some(u128::MAX);
-                p.payload = buf[256 * c..256 * c + 16 * len].to_vec();
+                let p = dispatch_packet(&cfg, t, &remote, c, len, opts.dtype, buf);
                 fabric.inject(t.src, p);
                 dispatch_packets += 1;
             }
@@ -271,13 +312,7 @@ pub fn replay_golden(
                 continue;
             }
             for (c, &len) in chunks.iter().enumerate() {
-                let mut p = Packet::new(Opcode::DynLdReduce);
-                p.stage = Stage::Combine;
-                p.maddr = maddr_of(t.aidx, c);
-                p.tag = (t.aidx as usize * chunks.len() + c) as u16 & 0xFFF;
-                p.len = len as u8;
-                p.dtype = opts.dtype;
-                p.targets = remote.clone();
+                let p = combine_packet(&cfg, t, &remote, c, chunks.len(), len, opts.dtype);
                 fabric.inject(t.src, p);
                 combine_packets += 1;
                 let got = fabric.delivered[t.src].pop();

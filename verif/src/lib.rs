@@ -4,7 +4,9 @@
 
 pub mod diff;
 mod ffi;
+pub mod replay_rtl;
 pub mod sim;
+pub mod stimulus;
 pub mod tb;
 
 pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};

@@ -274,6 +274,10 @@ pub struct Bench {
     exp_dn: Vec<u64>,
     exp_up_pay: Vec<u64>,
     exp_dn_pay: Vec<u64>,
+    /// Cycle at which the first flit of the most recent frame was accepted.
+    first_accept: u64,
+    /// Cycle of the most recent memory write or response flit.
+    last_effect: u64,
 }
 
 /// A model's parameter, or the RTL default.
@@ -340,6 +344,8 @@ impl Bench {
             exp_dn: vec![0; n],
             exp_up_pay: vec![0; n],
             exp_dn_pay: vec![0; n],
+            first_accept: 0,
+            last_effect: 0,
             cfg,
         };
         b.program();
@@ -529,6 +535,16 @@ impl Bench {
     }
 
     /// Whether everything injected has been delivered and checked.
+    pub fn is_drained(&self) -> bool {
+        self.drained()
+    }
+
+    /// (cycle the most recent frame's first flit was accepted, cycle of the last
+    /// memory write or response flit): the span of an isolated packet.
+    pub fn last_packet_span(&self) -> (u64, u64) {
+        (self.first_accept, self.last_effect)
+    }
+
     fn drained(&self) -> bool {
         self.gpus.iter().all(|g| {
             g.source.is_empty()
@@ -607,6 +623,9 @@ impl Bench {
             let mrsp_fire = s.bit(p.mrsp_ready, q)
                 && self.gpus[q].reads.front().is_some_and(|(t, _)| *t <= now);
             if req_fire {
+                if self.gpus[q].next == 0 {
+                    self.first_accept = now;
+                }
                 let g = &mut self.gpus[q];
                 g.offering = false;
                 g.next += 1;
@@ -617,6 +636,7 @@ impl Bench {
                 }
             }
             if rsp_fire {
+                self.last_effect = now;
                 self.gpus[q].rsp.push(rsp_flit.0);
                 if rsp_flit.1 {
                     let frame = std::mem::take(&mut self.gpus[q].rsp);
@@ -636,6 +656,9 @@ impl Bench {
             if mem_fire {
                 let (we, addr, wdata, wstrb) = mem_req;
                 let g = &mut self.gpus[q];
+                if we {
+                    self.last_effect = now;
+                }
                 let access = if we {
                     g.mem.write_line(addr, &wdata.to_le_bytes(), wstrb);
                     MemAccess::Write {

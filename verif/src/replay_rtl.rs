@@ -1,0 +1,312 @@
+//! Trace replay through the RTL (`dysharp replay --engine rtl`): the same
+//! Dispatch and Combine packets as the golden replay, driven at line rate into the
+//! Verilator model, every packet and memory access checked by the bench's
+//! scoreboard, byte counts read from the RTL's own link counters.
+
+use crate::tb::{Bench, BenchConfig, RtlCounters, TbError};
+use dysharp_sim::numerics::DType;
+use dysharp_sim::packet::{ErrorCode, Opcode, Packet, Stage};
+use dysharp_sim::replay::{
+    combine_packet, dispatch_packet, replay_config, token_row, ReplayError, ReplayOptions,
+};
+use dysharp_sim::traffic::{account, PhaseTraffic, RowShape, Token};
+use serde::Serialize;
+
+/// One phase as the RTL ran it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RtlPhase {
+    /// Byte counts: DySHARP columns from the RTL's counters, baseline columns from
+    /// the accounting of spec §8 (the RTL does not run the baseline).
+    #[serde(flatten)]
+    pub traffic: PhaseTraffic,
+    /// Cycles from the first injected flit until everything drained.
+    pub cycles: u64,
+    /// `cycles / lower_bound_cycles`.
+    pub cycles_over_lower_bound: f64,
+    /// Packets injected by the SMs.
+    pub packets: u64,
+}
+
+/// Zero-load latency of one operation, in cycles.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpLatency {
+    /// Operation name.
+    pub op: String,
+    /// Cycles from the first flit accepted from the SM to the last effect (the
+    /// last memory write of a store, the last flit of a load's response).
+    pub cycles: u64,
+}
+
+/// Result of an RTL replay.
+#[derive(Clone, Debug, Serialize)]
+pub struct RtlReplayReport {
+    /// "rtl".
+    pub engine: String,
+    /// Verilator model used.
+    pub model: String,
+    /// Tokens replayed.
+    pub tokens: usize,
+    /// EP ranks.
+    pub ep: usize,
+    /// Experts.
+    pub experts: usize,
+    /// Top-k.
+    pub topk: usize,
+    /// Hidden size actually replayed.
+    pub hidden: usize,
+    /// Element type.
+    pub dtype: DType,
+    /// Bytes of one token row.
+    pub payload_bytes_per_token: usize,
+    /// Dispatch phase.
+    pub dispatch: RtlPhase,
+    /// Combine phase.
+    pub combine: RtlPhase,
+    /// Total cycles (both phases).
+    pub cycles: u64,
+    /// Scoreboard mismatches (the run stops at the first one, so 0 or 1).
+    pub mismatches: u64,
+    /// Packets checked by the scoreboard.
+    pub packets_checked: u64,
+    /// Memory accesses checked.
+    pub mem_checked: u64,
+    /// AL-TLB hit rate over all hubs (RTL counters).
+    pub tlb_hit_rate: f64,
+    /// Error counters summed over ports (RTL), index = code - 1.
+    pub errors: Vec<u64>,
+    /// Zero-load latency per operation.
+    pub zero_load_latency: Vec<OpLatency>,
+    /// Simulation speed.
+    pub cycles_per_second: f64,
+}
+
+/// The Verilator model for `ep` ports (and its experts per port).
+pub fn model_for(ep: usize) -> Option<(&'static str, usize)> {
+    match ep {
+        4 => Some(("top_p4", 8)),
+        8 => Some(("top_p8", 32)),
+        16 => Some(("top_p16", 16)),
+        _ => None,
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> ReplayError {
+    ReplayError::Shape(e.to_string())
+}
+
+fn phase_from(
+    before: &RtlCounters,
+    after: &RtlCounters,
+    expected: &PhaseTraffic,
+    cycles: u64,
+    packets: u64,
+) -> RtlPhase {
+    let d = |a: &[u64], b: &[u64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| 16 * (x - y))
+            .collect::<Vec<_>>()
+    };
+    let mut t = expected.clone();
+    t.uplink_payload_bytes = d(&after.up_payload_flits, &before.up_payload_flits);
+    t.downlink_payload_bytes = d(&after.dn_payload_flits, &before.dn_payload_flits);
+    t.uplink_wire_bytes = d(&after.up_flits, &before.up_flits);
+    t.downlink_wire_bytes = d(&after.dn_flits, &before.dn_flits);
+    RtlPhase {
+        cycles_over_lower_bound: if t.lower_bound_cycles == 0 {
+            0.0
+        } else {
+            cycles as f64 / t.lower_bound_cycles as f64
+        },
+        traffic: t,
+        cycles,
+        packets,
+    }
+}
+
+/// Maps a trace expert to the model's numbering (the model may hold more experts per port).
+fn remap(e: u16, epp_trace: usize, epp_model: usize) -> u16 {
+    let e = e as usize;
+    ((e / epp_trace) * epp_model + e % epp_trace) as u16
+}
+
+/// Measures the zero-load latency of each operation on a fresh model.
+pub fn zero_load_latency(model: &str, seed: u64) -> Result<Vec<OpLatency>, TbError> {
+    let mut out = Vec::new();
+    let ops: [(&str, Opcode); 6] = [
+        ("DYN_ST", Opcode::DynSt),
+        ("DYN_LD_REDUCE", Opcode::DynLdReduce),
+        ("WRITE", Opcode::Write),
+        ("READ", Opcode::Read),
+        ("MC_ST", Opcode::McSt),
+        ("MC_LD_REDUCE", Opcode::McLdReduce),
+    ];
+    let mut cfg = BenchConfig::new(model, seed);
+    cfg.groups = vec![0b110];
+    let mut b = Bench::new(cfg)?;
+    let hub = b.golden.cfg.hub.clone();
+    let epp = b.golden.cfg.experts_per_port as u16;
+    for (name, op) in ops {
+        let mut p = Packet::new(op);
+        p.len = 16;
+        p.maddr = hub.mbase;
+        p.route = if matches!(op, Opcode::McSt | Opcode::McLdReduce) {
+            0
+        } else {
+            1
+        };
+        if op.is_dynamic() {
+            p.targets = vec![epp + 1, 2 * epp + 2];
+        }
+        if op == Opcode::DynLdReduce {
+            p.stage = Stage::Combine;
+        }
+        if op.is_store() {
+            p.be = Some(u128::MAX);
+            p.payload = vec![0x3C; 256];
+        }
+        b.push(0, &p);
+        let start = b.cycles();
+        b.run(100_000)?;
+        let (first, last) = b.last_packet_span();
+        out.push(OpLatency {
+            op: name.into(),
+            cycles: last.saturating_sub(first.max(start)),
+        });
+    }
+    Ok(out)
+}
+
+/// Replays `tokens` through the RTL model for `opts.ep` ports.
+pub fn replay_rtl(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    seed: u64,
+    mut progress: impl FnMut(&str, u64),
+) -> Result<RtlReplayReport, ReplayError> {
+    let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
+        err(format!(
+            "no RTL model for EP {}: built models have 4, 8 or 16 ports",
+            opts.ep
+        ))
+    })?;
+    let epp_trace = opts.experts / opts.ep.max(1);
+    if epp_trace > epp_model || opts.experts % opts.ep != 0 {
+        return Err(err(format!(
+            "{} experts over {} ranks need {epp_trace} experts per port; model {model} has {epp_model}",
+            opts.experts, opts.ep
+        )));
+    }
+    if topk > 32 {
+        return Err(err(format!(
+            "top-{topk} exceeds the model's MaxTargets (32)"
+        )));
+    }
+    let gcfg = replay_config(opts, tokens.len(), topk)?;
+    let mut bcfg = BenchConfig::new(model, seed);
+    bcfg.hub = gcfg.hub.clone();
+    let latency = zero_load_latency(model, seed).map_err(err)?;
+    let mut b = Bench::new(bcfg).map_err(err)?;
+    // The golden configuration of the bench, for addresses.
+    let cfg = b.golden.cfg.clone();
+    let mtok: Vec<Token> = tokens
+        .iter()
+        .map(|t| Token {
+            src: t.src,
+            aidx: t.aidx,
+            experts: t
+                .experts
+                .iter()
+                .map(|e| remap(*e, epp_trace, epp_model))
+                .collect(),
+        })
+        .collect();
+    let row = RowShape {
+        row_bytes: opts.hidden * opts.dtype.bytes(),
+    };
+    let chunks = row.chunks();
+    let expected = account(&mtok, opts.ep, epp_model, row);
+    let start = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let mut run_phase = |b: &mut Bench,
+                         name: &str,
+                         make: &mut dyn FnMut(&Token, &[u16], usize, usize) -> Packet|
+     -> Result<(u64, u64, RtlCounters, RtlCounters), ReplayError> {
+        let before = b.counters();
+        let mut packets = 0u64;
+        for t in &mtok {
+            let remote = t.remote(epp_model);
+            if remote.is_empty() {
+                continue;
+            }
+            for (c, &len) in chunks.iter().enumerate() {
+                b.push(t.src, &make(t, &remote, c, len));
+                packets += 1;
+            }
+        }
+        let c0 = b.cycles();
+        let mut last_report = c0;
+        while b.queued() > 0 || !b.is_drained() {
+            b.step().map_err(err)?;
+            if b.cycles() - last_report >= 10_000 {
+                last_report = b.cycles();
+                progress(name, b.cycles() - c0);
+            }
+            if b.cycles() - c0
+                > 50 * (expected.dispatch.lower_bound_cycles + expected.combine.lower_bound_cycles)
+                    + 100_000
+            {
+                return Err(err(format!("{name} did not drain")));
+            }
+        }
+        b.check_counters().map_err(err)?;
+        Ok((b.cycles() - c0, packets, before, b.counters()))
+    };
+    let (dc, dp, d0, d1) = run_phase(&mut b, "dispatch", &mut |t, remote, c, len| {
+        token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
+        dispatch_packet(&cfg, t, remote, c, len, opts.dtype, &buf)
+    })?;
+    let (cc, cp, c0, c1) = run_phase(&mut b, "combine", &mut |t, remote, c, len| {
+        combine_packet(&cfg, t, remote, c, chunks.len(), len, opts.dtype)
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    b.close();
+    let stats = b.stats().clone();
+    let hits: u64 = c1.tlb_hits.iter().sum();
+    let misses: u64 = c1.tlb_misses.iter().sum();
+    let errors = c1
+        .errors
+        .iter()
+        .fold(vec![0u64; ErrorCode::COUNT], |mut acc, p| {
+            for (a, n) in acc.iter_mut().zip(p) {
+                *a += n;
+            }
+            acc
+        });
+    Ok(RtlReplayReport {
+        engine: "rtl".into(),
+        model: model.into(),
+        tokens: tokens.len(),
+        ep: opts.ep,
+        experts: opts.experts,
+        topk,
+        hidden: opts.hidden,
+        dtype: opts.dtype,
+        payload_bytes_per_token: row.row_bytes,
+        dispatch: phase_from(&d0, &d1, &expected.dispatch, dc, dp),
+        combine: phase_from(&c0, &c1, &expected.combine, cc, cp),
+        cycles: dc + cc,
+        mismatches: 0,
+        packets_checked: stats.packets_checked,
+        mem_checked: stats.mem_checked,
+        tlb_hit_rate: if hits + misses == 0 {
+            1.0
+        } else {
+            hits as f64 / (hits + misses) as f64
+        },
+        errors,
+        zero_load_latency: latency,
+        cycles_per_second: (dc + cc) as f64 / secs.max(1e-9),
+    })
+}
