@@ -9,7 +9,7 @@
 //   lookup of the same key missed (the golden model never fills a present key).
 // The hit/miss counters live in the hub (a lookup is counted only when it commits).
 
-module dysharp_al_tlb import dysharp_pkg::*; #(
+module dysharp_al_tlb #(
   parameter int unsigned Entries    = 512,
   parameter int unsigned Ways       = 512,
   parameter int unsigned LocalWidth = 5,
@@ -17,7 +17,10 @@ module dysharp_al_tlb import dysharp_pkg::*; #(
   parameter int unsigned LidxWidth  = 31
 ) (
   input  logic                  clk_i,
+  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  /* verilator lint_off SYNCASYNCNET */
   input  logic                  rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
   // Lookup.
   input  logic [LocalWidth-1:0] lookup_local_i,
   input  logic [AidxWidth-1:0]  lookup_aidx_i,

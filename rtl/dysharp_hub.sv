@@ -341,7 +341,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   logic            acc_we;
 
   // Payload FIFO and credits.
-  logic            pay_push, pay_space_unused, pay_out_v, pay_pop;
+  logic            pay_push, pay_space, pay_out_v, pay_pop;
   flit_t           pay_in, pay_out;
   logic [PayCntW-1:0] pay_usage;
   logic [PayCntW-1:0] pay_infl_q, pay_infl_d;
@@ -884,7 +884,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .in_valid_i  (pay_push),
-    .in_ready_o  (pay_space_unused),
+    .in_ready_o  (pay_space),
     .in_data_i   (pay_in),
     .out_valid_o (pay_out_v),
     .out_ready_i (pay_pop),
@@ -1043,9 +1043,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   assign tlb_misses_o = misses_q;
   assign err_count_o  = {err_q[2], err_q[1], err_q[0]};
 
-  // Never-read outputs of shared blocks (named *unused* on purpose).
+  // Outputs of shared blocks read only by the assertions, or not at all (named *unused*).
   logic unused_sig;
-  assign unused_sig = ^{tlb_evict_unused, pay_space_unused, hq_usage_unused, tagq_usage};
+  assign unused_sig = ^{tlb_evict_unused, pay_space, hq_usage_unused, tagq_usage};
 
   // ---------------------------------------------------------------------------------------------
   // Assertions
@@ -1086,7 +1086,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   a_credit: assert property (@(posedge clk_i) disable iff (!rst_ni)
     32'(pay_usage) + 32'(pay_infl_q) <= PayDepth);
   a_pay_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_push |-> pay_space_unused);
+    pay_push |-> pay_space);
   a_infl_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
     pay_push |-> pay_infl_q != '0 || credit_take);
   a_tag_room: assert property (@(posedge clk_i) disable iff (!rst_ni)

@@ -179,6 +179,28 @@ module dysharp_parser
     end
   end
 
+  // All target IDs as one vector, for the duplicate check.
+  logic [TgtFlits*FlitBits-1:0] tgt_all;
+  for (genvar k = 0; k < TgtFlits; k++) begin : gen_tgt_all
+    assign tgt_all[k*FlitBits +: FlitBits] = tgt_cur[k];
+  end
+
+  // True if two of the first n target IDs are equal. Kept as a call in Verilator
+  // (no_inline_task): inlined, its MaxTargets^2/2 comparisons dominate the C++ size.
+  function automatic logic dup_f(input logic [TgtFlits*FlitBits-1:0] ids, input int unsigned n);
+    /* verilator no_inline_task */
+    logic bad;
+    bad = 1'b0;
+    for (int unsigned i = 0; i < MaxTargets; i++) begin
+      for (int unsigned j = i + 1; j < MaxTargets; j++) begin
+        if ((j < n) && (ids[16*i +: 16] == ids[16*j +: 16])) begin
+          bad = 1'b1;
+        end
+      end
+    end
+    return bad;
+  endfunction
+
   // ---------------------------------------------------------------------------------------------
   // Spec §6 checks 1..10, first failing wins (decode() in sim/src/packet/mod.rs).
   always_comb begin
@@ -233,19 +255,12 @@ module dysharp_parser
     end
 
     expert_bad = 1'b0;
-    dup_bad    = 1'b0;
     for (int unsigned i = 0; i < MaxTargets; i++) begin
-      if (i < tcount) begin
-        if (32'(tid[i]) >= Experts) begin
-          expert_bad = 1'b1;
-        end
-        for (int unsigned j = i + 1; j < MaxTargets; j++) begin
-          if ((j < tcount) && (tid[i] == tid[j])) begin
-            dup_bad = 1'b1;
-          end
-        end
+      if ((i < tcount) && (32'(tid[i]) >= Experts)) begin
+        expert_bad = 1'b1;
       end
     end
+    dup_bad = dup_f(tgt_all, tcount);
 
     unused_chk = ^{h.rsvd, h.acc, h.tag, h.src_port};
 

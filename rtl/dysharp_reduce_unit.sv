@@ -378,7 +378,9 @@ module dysharp_reduce_unit
       // Completion order: an entry completing now is younger than every ready entry and than
       // the lower-numbered entries completing in the same cycle.
       if (cmpl[e]) begin
-        older_d[e] = rdy_q | (cmpl & (RedEntries'((64'(1) << e) - 64'(1))));
+        for (int unsigned j = 0; j < RedEntries; j++) begin
+          older_d[e][j] = rdy_q[j] || (cmpl[j] && (j < e));
+        end
       end else begin
         older_d[e] = older_q[e] & ~cmpl;
       end

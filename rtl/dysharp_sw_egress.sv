@@ -167,13 +167,11 @@ module dysharp_sw_egress
   assign rsp_out_last_o = rsp_out_word[FlitBits];
 
   // Downlink counters: every moved flit; payload flits of a packet counted at its flit0.
-  always_comb begin
-    flit_t f;
-    f        = move[1] ? sel_data[1] : sel_data[0];
-    mv_op    = f[OpcodeLsb +: OpcodeWidth];
-    mv_ecode = f[EcodeLsb +: EcodeWidth];
-    mv_len   = f[LenLsb +: LenWidth];
-  end
+  assign mv_op    = move[1] ? sel_data[1][OpcodeLsb +: OpcodeWidth]
+                           : sel_data[0][OpcodeLsb +: OpcodeWidth];
+  assign mv_ecode = move[1] ? sel_data[1][EcodeLsb +: EcodeWidth]
+                           : sel_data[0][EcodeLsb +: EcodeWidth];
+  assign mv_len   = move[1] ? sel_data[1][LenLsb +: LenWidth] : sel_data[0][LenLsb +: LenWidth];
   assign mv_head = move[1] ? !inpkt_q[1] : !inpkt_q[0];
 
   function automatic logic [31:0] payload_flits(input logic [OpcodeWidth-1:0] op,
@@ -214,11 +212,12 @@ module dysharp_sw_egress
   a_rsp_src_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     (rsp_src_valid_i & ~rsp_src_ready_o) != '0 |=>
     ($past(rsp_src_valid_i & ~rsp_src_ready_o) & ~rsp_src_valid_i) == '0);
-  // Counters: at most one flit and one packet's payload per cycle.
+  // Counters: every moved flit counted; at most one packet's payload per cycle. ($past values
+  // are only compared once the previous cycle was out of reset.)
   a_dn_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (dn_flits_q - $past(dn_flits_q)) <= 32'd1);
+    $past(rst_ni) |-> (dn_flits_q - $past(dn_flits_q)) == 32'($past(move != '0)));
   a_dn_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (dn_payload_q - $past(dn_payload_q)) <= 32'(MaxLen));
+    $past(rst_ni) |-> (dn_payload_q - $past(dn_payload_q)) <= 32'(MaxLen));
 `endif
 
 endmodule

@@ -396,9 +396,9 @@ module dysharp_switch
     a_in_one: assert property (@(posedge clk_i) disable iff (!rst_ni)
       !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] && rsp_in_ready_o[p]));
     a_up_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      up_flits_q - $past(up_flits_q) == 32'($past(in_any)));
+      $past(rst_ni) |-> up_flits_q - $past(up_flits_q) == 32'($past(in_any)));
     a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      up_payload_q - $past(up_payload_q) <= 32'(2 * MaxLen));
+      $past(rst_ni) |-> up_payload_q - $past(up_payload_q) <= 32'(2 * MaxLen));
     // Output streams (also asserted inside the egress FIFOs).
     a_req_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
       req_out_valid_o[p] && !req_out_ready_i[p] |=> req_out_valid_o[p] &&
@@ -459,8 +459,8 @@ module dysharp_switch
   );
 
 `ifndef SYNTHESIS
-  if (NumPorts < 2 || NumPorts > 32) begin : gen_ports_check
-    $error("dysharp_switch: NumPorts must be in 2..32");
+  if (NumPorts < 1 || NumPorts > 32) begin : gen_ports_check
+    $error("dysharp_switch: NumPorts must be in 1..32");
   end
   if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
     $error("dysharp_switch: NumPorts * ExpertsPerPort must be at most 65535");

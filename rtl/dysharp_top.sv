@@ -54,7 +54,12 @@ module dysharp_top import dysharp_pkg::*; #(
   output logic [NumPorts*32-1:0]            up_payload_flits_o,
   output logic [NumPorts*32-1:0]            dn_payload_flits_o,
   output logic [NumPorts*32-1:0]            tlb_hits_o,
-  output logic [NumPorts*32-1:0]            tlb_misses_o
+  output logic [NumPorts*32-1:0]            tlb_misses_o,
+  // Verification taps: the request flits each hub accepts from the switch
+  // (valid = a handshake this cycle). Observation only; leave open in a product.
+  output logic [NumPorts-1:0]               hub_req_mon_valid_o,
+  output logic [NumPorts*FlitBits-1:0]      hub_req_mon_data_o,
+  output logic [NumPorts-1:0]               hub_req_mon_last_o
 );
 
   localparam int unsigned HubErrCodes  = 3;   // codes 11..13
@@ -101,6 +106,10 @@ module dysharp_top import dysharp_pkg::*; #(
     .up_payload_flits_o   (up_payload_flits_o),
     .dn_payload_flits_o   (dn_payload_flits_o)
   );
+
+  assign hub_req_mon_valid_o = req_out_valid & req_out_ready;
+  assign hub_req_mon_data_o  = req_out_data;
+  assign hub_req_mon_last_o  = req_out_last;
 
   for (genvar p = 0; p < NumPorts; p++) begin : gen_hub
     dysharp_hub #(

@@ -2,6 +2,7 @@
 
 mod chart;
 mod commands;
+mod golden_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -100,6 +101,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Compare any switch implementation with the golden model: run a scenario, extract
+    /// egress packets from a VCD, diff (docs/golden.md).
+    Golden {
+        #[command(subcommand)]
+        cmd: golden_cmd::GoldenCmd,
+    },
 }
 
 fn main() -> ExitCode {
@@ -129,6 +136,7 @@ fn main() -> ExitCode {
             seed,
         } => commands::demo(&out_dir, &dists, seed),
         Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
+        Command::Golden { cmd } => return golden_cmd::main(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -229,6 +229,9 @@ fn main() {
             .arg("--cc")
             .arg("--assert")
             .arg("--trace")
+            // Waveforms show the top's ports and its own signals; deeper
+            // tracing multiplies the generated C++ for no use of ours.
+            .args(["--trace-depth", "2"])
             .arg("-Wno-fatal")
             .arg("-Wno-lint")
             .arg("-Wno-style")

@@ -13,6 +13,8 @@ pub mod memory;
 pub mod numerics;
 pub mod packet;
 pub mod replay;
+pub mod scenario;
 pub mod switch;
 pub mod trace;
 pub mod traffic;
+pub mod vcd_extract;

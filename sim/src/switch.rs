@@ -151,10 +151,14 @@ impl Switch {
             self.count(port, ErrorCode::Opcode);
             return Vec::new();
         }
-        let value = if p.ecode == 0 {
-            Ok(p.payload)
-        } else {
+        let want_len = 16 * entry.request.len as usize;
+        let value = if p.ecode != 0 {
             Err(p.ecode)
+        } else if p.payload.len() != want_len {
+            // A partial whose length disagrees with the request cannot be reduced.
+            Err(ErrorCode::Length as u8)
+        } else {
+            Ok(p.payload)
         };
         entry.partials.insert(port, value);
         if entry.partials.len() < entry.ports.len() {

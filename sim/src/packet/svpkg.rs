@@ -109,6 +109,11 @@ pub fn render() -> String {
         w,
         "  function automatic logic [7:0] hcc_f(input flit_t flit);"
     );
+    let _ = writeln!(
+        w,
+        "    // A call in Verilator: inlined at every use it multiplies the C++ size."
+    );
+    let _ = writeln!(w, "    /* verilator no_inline_task */");
     let _ = writeln!(w, "    logic [7:0] crc;\n    crc = 8'h00;");
     let _ = writeln!(
         w,
