@@ -214,10 +214,20 @@ module dysharp_sw_egress
     ($past(rsp_src_valid_i & ~rsp_src_ready_o) & ~rsp_src_valid_i) == '0);
   // Counters: every moved flit counted; at most one packet's payload per cycle. ($past values
   // are only compared once the previous cycle was out of reset.)
+  logic [31:0] sva_dn_q, sva_prev_pay_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sva_dn_q       <= '0;
+      sva_prev_pay_q <= '0;
+    end else begin
+      sva_dn_q       <= sva_dn_q + 32'(move != '0);
+      sva_prev_pay_q <= dn_payload_q;
+    end
+  end
   a_dn_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $past(rst_ni) |-> (dn_flits_q - $past(dn_flits_q)) == 32'($past(move != '0)));
+    dn_flits_q == sva_dn_q);
   a_dn_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $past(rst_ni) |-> (dn_payload_q - $past(dn_payload_q)) <= 32'(MaxLen));
+    (dn_payload_q - sva_prev_pay_q) <= 32'(MaxLen));
 `endif
 
 endmodule

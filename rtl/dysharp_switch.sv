@@ -392,13 +392,25 @@ module dysharp_switch
     assign up_payload_flits_o[32*p +: 32] = up_payload_q;
 
 `ifndef SYNTHESIS
-    // At most one uplink flit per cycle, and it is counted.
+    // At most one uplink flit per cycle, and every accepted flit is counted. No $past here: the
+    // pinned simulator (5.048) shares $past state between the iterations of a generate loop.
+    logic [31:0] chk_up_q;
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        chk_up_q <= '0;
+      end else begin
+        chk_up_q <= chk_up_q + 32'(req_in_valid_i[p] && req_in_ready_o[p]) +
+                    32'(rsp_in_valid_i[p] && rsp_in_ready_o[p]);
+      end
+    end
     a_in_one: assert property (@(posedge clk_i) disable iff (!rst_ni)
       !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] && rsp_in_ready_o[p]));
     a_up_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      $past(rst_ni) |-> up_flits_q - $past(up_flits_q) == 32'($past(in_any)));
+      up_flits_q == chk_up_q);
+    // Payload flits are only counted for frames that end in this cycle.
     a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      $past(rst_ni) |-> up_payload_q - $past(up_payload_q) <= 32'(2 * MaxLen));
+      (rq_evt_pay == '0 || (in_gnt[0] && req_in_last_i[p])) &&
+      (rs_evt_pay == '0 || (in_gnt[1] && rsp_in_last_i[p])));
     // Output streams (also asserted inside the egress FIFOs).
     a_req_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
       req_out_valid_o[p] && !req_out_ready_i[p] |=> req_out_valid_o[p] &&

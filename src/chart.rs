@@ -2,6 +2,7 @@
 
 use dysharp_sim::replay::ReplayReport;
 use dysharp_sim::traffic::PhaseTraffic;
+use dysharp_verif::replay_rtl::RtlReplayReport;
 use std::fmt::Write;
 
 fn mib(b: u64) -> f64 {
@@ -77,6 +78,43 @@ pub fn text_summary(r: &ReplayReport, secs: f64) -> String {
         s,
         "  checked {} Combine results: {} mismatches; AL-TLB hit rate {:.4}",
         r.results_checked, r.mismatches, r.tlb_hit_rate
+    );
+    s
+}
+
+/// A short text report of an RTL replay.
+pub fn rtl_summary(r: &RtlReplayReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "replay (rtl, model {}): {} tokens, hidden {}, {} B per token row, top-{}, {} experts, EP {}",
+        r.model, r.tokens, r.hidden, r.payload_bytes_per_token, r.topk, r.experts, r.ep
+    );
+    for (name, ph) in [("dispatch", &r.dispatch), ("combine", &r.combine)] {
+        let (du, dd) = ph.traffic.payload_totals();
+        let (bu, bd) = ph.traffic.baseline_payload_totals();
+        let _ = writeln!(
+            s,
+            "  {name}: {} cycles, lower bound {}, cycles/lower bound {:.3}; payload MiB up {:.2} (baseline {:.2}), down {:.2} (baseline {:.2})",
+            ph.cycles,
+            ph.traffic.lower_bound_cycles,
+            ph.cycles_over_lower_bound,
+            mib(du),
+            mib(bu),
+            mib(dd),
+            mib(bd)
+        );
+    }
+    let lat: Vec<String> = r
+        .zero_load_latency
+        .iter()
+        .map(|l| format!("{} {}", l.op, l.cycles))
+        .collect();
+    let _ = writeln!(s, "  zero-load latency (cycles): {}", lat.join(", "));
+    let _ = writeln!(
+        s,
+        "  scoreboard: {} packets and {} memory accesses checked, {} mismatches; AL-TLB hit rate {:.4}; errors {:?}; {:.0} cycles/s",
+        r.packets_checked, r.mem_checked, r.mismatches, r.tlb_hit_rate, r.errors, r.cycles_per_second
     );
     s
 }

@@ -7,6 +7,7 @@ use dysharp_sim::packet::svpkg;
 use dysharp_sim::replay::{replay_golden, ReplayError, ReplayOptions, ReplayReport};
 use dysharp_sim::trace::{generate, DistSpec, GenError, StatsError, Trace, TraceError, TraceStats};
 use dysharp_sim::traffic::Token;
+use dysharp_verif::replay_rtl::{replay_rtl, RtlReplayReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -165,6 +166,22 @@ fn run_replay(
     Ok((report, secs))
 }
 
+/// Runs the RTL engine with a progress spinner.
+pub fn run_rtl(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    seed: u64,
+) -> Result<RtlReplayReport, CliError> {
+    let pb = ProgressBar::new_spinner();
+    let r = replay_rtl(tokens, topk, opts, seed, |phase, cycles| {
+        pb.set_message(format!("RTL {phase}: {cycles} cycles"));
+        pb.tick();
+    });
+    pb.finish_and_clear();
+    Ok(r?)
+}
+
 /// `dysharp replay`.
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
@@ -180,10 +197,10 @@ pub fn replay(
         flag: "dtype",
         msg: format!("{e}"),
     })?;
-    if engine != "golden" {
+    if engine != "golden" && engine != "rtl" {
         return Err(CliError::Flag {
             flag: "engine",
-            msg: format!("`{engine}` is not available; engines: golden"),
+            msg: format!("`{engine}` is not an engine; engines: golden, rtl"),
         });
     }
     let trace = Trace::read(path, Some(shape.experts))?;
@@ -195,6 +212,15 @@ pub fn replay(
         dtype,
         seed,
     };
+    if engine == "rtl" {
+        let report = run_rtl(&tokens, topk, &opts, seed)?;
+        if json_out {
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        } else {
+            print!("{}", chart::rtl_summary(&report));
+        }
+        return Ok(());
+    }
     let (report, secs) = run_replay(&tokens, topk, &opts)?;
     if json_out {
         let mut v = serde_json::to_value(&report).expect("report serializes");

@@ -278,6 +278,8 @@ pub struct Bench {
     first_accept: u64,
     /// Cycle of the most recent memory write or response flit.
     last_effect: u64,
+    /// Print every transfer (`DYSHARP_TRACE=1`), for debugging a failing case.
+    trace: bool,
 }
 
 /// A model's parameter, or the RTL default.
@@ -346,6 +348,7 @@ impl Bench {
             exp_dn_pay: vec![0; n],
             first_accept: 0,
             last_effect: 0,
+            trace: std::env::var_os("DYSHARP_TRACE").is_some(),
             cfg,
         };
         b.program();
@@ -579,6 +582,9 @@ impl Bench {
     pub fn step(&mut self) -> Result<(), TbError> {
         let now = self.sim.cycles();
         let p = &self.p;
+        // The ready values this bench drives (inputs of the model) this cycle.
+        let mut sm_ready = vec![false; self.n];
+        let mut mem_ready = vec![false; self.n];
         for (q, g) in self.gpus.iter_mut().enumerate() {
             if !g.offering && !g.source.is_empty() && self.rng.gen_bool(self.cfg.inject_rate) {
                 g.offering = true;
@@ -590,10 +596,10 @@ impl Bench {
             self.sim.set_bits(p.req_valid, q, 1, valid);
             self.sim.set_bits(p.req_data, 128 * q, 128, data);
             self.sim.set_bits(p.req_last, q, 1, last);
-            let r = self.rng.gen_bool(self.cfg.sm_ready_rate) as u128;
-            self.sim.set_bits(p.rsp_ready, q, 1, r);
-            let m = self.rng.gen_bool(self.cfg.mem_ready_rate) as u128;
-            self.sim.set_bits(p.mem_ready, q, 1, m);
+            sm_ready[q] = self.rng.gen_bool(self.cfg.sm_ready_rate);
+            self.sim.set_bits(p.rsp_ready, q, 1, sm_ready[q] as u128);
+            mem_ready[q] = self.rng.gen_bool(self.cfg.mem_ready_rate);
+            self.sim.set_bits(p.mem_ready, q, 1, mem_ready[q] as u128);
             let (rv, rd) = match g.reads.front() {
                 Some((t, d)) if *t <= now => (1, *d),
                 _ => (0, 0),
@@ -606,14 +612,13 @@ impl Bench {
         for q in 0..self.n {
             let p = &self.p;
             let s = &self.sim;
-            let fired = |v: Port, r: Port| s.bit(v, q) && s.bit(r, q);
             // Requests accepted from the SM.
             let req_fire = s.bit(p.req_ready, q) && self.gpus[q].offering;
-            let rsp_fire = s.bit(p.rsp_valid, q) && s.bit(p.rsp_ready, q);
+            let rsp_fire = s.bit(p.rsp_valid, q) && sm_ready[q];
             let rsp_flit = (s.get_bits(p.rsp_data, 128 * q, 128), s.bit(p.rsp_last, q));
             let mon = s.bit(p.mon_valid, q);
             let mon_flit = (s.get_bits(p.mon_data, 128 * q, 128), s.bit(p.mon_last, q));
-            let mem_fire = fired(p.mem_valid, p.mem_ready);
+            let mem_fire = s.bit(p.mem_valid, q) && mem_ready[q];
             let mem_req = (
                 s.bit(p.mem_we, q),
                 s.get_bits(p.mem_addr, 48 * q, 48) as u64,
@@ -648,6 +653,29 @@ impl Bench {
                 if mon_flit.1 {
                     let frame = std::mem::take(&mut self.gpus[q].mon);
                     self.hub_request(q, &frame)?;
+                }
+            }
+            if self.trace {
+                if req_fire {
+                    eprintln!("[{now}] sm{q} -> switch flit");
+                }
+                if rsp_fire {
+                    eprintln!(
+                        "[{now}] switch -> sm{q} {:032x} last={}",
+                        rsp_flit.0, rsp_flit.1
+                    );
+                }
+                if mon {
+                    eprintln!(
+                        "[{now}] switch -> hub{q} {:032x} last={}",
+                        mon_flit.0, mon_flit.1
+                    );
+                }
+                if mem_fire {
+                    eprintln!("[{now}] hub{q} mem {:x?}", mem_req);
+                }
+                if mrsp_fire {
+                    eprintln!("[{now}] mem -> hub{q} read data");
                 }
             }
             if mrsp_fire {
