@@ -8,7 +8,8 @@
 //! The bench cannot preload GPU memory or AL counters into the RTL, so the scenario runs
 //! without its `initial` section (on both sides). Packets are driven one at a time in the
 //! scenario's injection order, each to completion, so that each hub sees the golden model's
-//! packet order (docs/golden.md, "Order-dependent state").
+//! packet order (docs/golden.md, "Order-dependent state"). Set `DYSHARP_KEEP_VCD=1` to keep
+//! the waveforms (the path is printed).
 
 use dysharp_sim::packet::{decode, Flit, Opcode, Origin, Packet};
 use dysharp_sim::scenario::{diff, DiffOptions, GoldenResult, Initial, Prepared, Scenario};
@@ -209,5 +210,9 @@ fn rtl_matches_golden_and_faults_are_located() {
             .contains("opcode: expected MC_LD_REDUCE, observed READ"),
         "{r}"
     );
-    std::fs::remove_dir_all(&dir).ok();
+    if std::env::var_os("DYSHARP_KEEP_VCD").is_some() {
+        eprintln!("waveforms kept in {}", dir.display());
+    } else {
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

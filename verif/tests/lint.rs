@@ -68,3 +68,12 @@ fn top_lints_clean_at_every_verified_configuration() {
         ],
     );
 }
+
+#[test]
+fn fusesoc_core_lists_every_rtl_file() {
+    let core = std::fs::read_to_string(root().join("dysharp.core")).unwrap();
+    for f in sources() {
+        let rel = format!("rtl/{}", f.file_name().unwrap().to_string_lossy());
+        assert!(core.contains(&rel), "dysharp.core does not list {rel}");
+    }
+}

@@ -554,7 +554,10 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
             format!("reserved reduce op {rcode}"),
         )
     })?;
-    if maddr & 0xF != 0 {
+    // An RSP_ERROR leaving the switch echoes the bad request's address, which
+    // may be the reason it was rejected: egress observation does not check it.
+    let echo = origin == Origin::Egress && opcode == Opcode::RspError;
+    if maddr & 0xF != 0 && !echo {
         return Err(err(
             ErrorCode::Align,
             "maddr",
