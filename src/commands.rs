@@ -264,6 +264,29 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
         print!("{}", chart::text_summary(&report, secs));
         runs.push((dist.to_string(), stats, report, secs));
     }
+    // The RTL beside the golden model, on the first workload with a reduced row:
+    // the Verilator model runs a few thousand cycles per second, so the full row
+    // (56 packets per token) would take tens of minutes.
+    let mut rtl_json = serde_json::Value::Null;
+    if let Some(dist) = dists.split(',').map(str::trim).find(|d| !d.is_empty()) {
+        let rtl_hidden = 128;
+        let trace = generate(&parse_dist(dist)?, tokens_n, experts, topk, ep, seed)?;
+        let (tokens, topk) = tokens_of(&trace);
+        let opts = ReplayOptions {
+            ep,
+            experts,
+            hidden: rtl_hidden,
+            dtype: DType::Bf16,
+            seed,
+        };
+        println!(
+            "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
+             hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
+        );
+        let report = run_rtl(&tokens, topk, &opts, seed)?;
+        print!("{}", chart::rtl_summary(&report));
+        rtl_json = json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report});
+    }
     let json_runs: Vec<_> = runs
         .iter()
         .map(|(dist, stats, report, secs)| {
@@ -274,7 +297,8 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
     let svg_path = out_dir.join("report.svg");
     write_file(
         &json_path,
-        &serde_json::to_string_pretty(&json!({ "workloads": json_runs })).expect("json"),
+        &serde_json::to_string_pretty(&json!({ "workloads": json_runs, "rtl": rtl_json }))
+            .expect("json"),
     )?;
     let panels: Vec<_> = runs.iter().map(|(d, _, r, _)| (d.as_str(), r)).collect();
     write_file(&svg_path, &chart::svg(&panels))?;

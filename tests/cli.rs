@@ -278,6 +278,9 @@ fn demo_writes_its_report() {
             .unwrap();
     assert_eq!(j["workloads"][0]["replay"]["mismatches"], 0);
     assert_eq!(j["workloads"][0]["replay"]["tokens"], 4096);
+    assert_eq!(j["rtl"]["replay"]["mismatches"], 0);
+    assert!(j["rtl"]["replay"]["cycles"].as_u64().unwrap() > 0);
+    assert!(out.contains("RTL engine"), "{out}");
     let svg = std::fs::read_to_string(dir.path().join("report.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("dispatch uplink"));
 }
