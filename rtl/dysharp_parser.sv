@@ -126,8 +126,8 @@ module dysharp_parser
 
   // Check results.
   ecode_e   code;
-  int unsigned want_tail;
-  logic     unused_chk;          // flit0 fields the checks do not look at        // tail flits (byte enables + payload) the flit0 announces
+  int unsigned want_tail;        // tail flits (byte enables + payload) the flit0 announces
+  logic     unused_chk;          // flit0 fields the checks do not look at
   logic     good;
   flit_t    hdr_stamped, err_flit;
   logic [PayW-1:0] payload_flits;

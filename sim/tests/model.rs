@@ -74,12 +74,11 @@ fn partial_arrival_order_does_not_change_the_result() {
                 let data = (0..32)
                     .map(|_| {
                         let e = rng.gen_range(100u32..160);
-                        let f = f32::from_bits(
+                        f32::from_bits(
                             (rng.gen::<u32>() & 0x8000_0000)
                                 | (e << 23)
                                 | (rng.gen::<u32>() & 0x7F_FFFF),
-                        );
-                        f
+                        )
                     })
                     .flat_map(|f| {
                         let bits = dysharp_sim::numerics::from_f32(dtype, f);
@@ -144,7 +143,8 @@ fn dispatch_then_combine_through_the_fabric() {
     assert!(
         matches!(log[1], MemAccess::Write { addr, strobe, .. } if addr == entry & !0xF && strobe == 0xF << (entry & 0xF))
     );
-    let vaddr = c.data_base + (((1u64 << c.log2_slots) + 0) << c.log2_bsize);
+    // local expert 1, slot 0
+    let vaddr = c.data_base + ((1u64 << c.log2_slots) << c.log2_bsize);
     assert!(matches!(log[2], MemAccess::Write { addr, strobe: 0xFFFF, .. } if addr == vaddr));
     assert_eq!(f.hubs[1].counters, vec![0, 1, 1, 0]);
     // Combine: each hub reads its targets back and pre-reduces; bytes are bf16 lanes.

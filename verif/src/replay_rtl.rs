@@ -80,6 +80,12 @@ pub struct RtlReplayReport {
     pub cycles_per_second: f64,
 }
 
+/// What one replay phase returns: (cycles, packets, counters before, counters after).
+type PhaseRun = (u64, u64, RtlCounters, RtlCounters);
+
+/// Builds the packet of (token, remote targets, chunk, chunk flits).
+type MakePacket<'a> = dyn FnMut(&Token, &[u16], usize, usize) -> Packet + 'a;
+
 /// The Verilator model for `ep` ports (and its experts per port).
 pub fn model_for(ep: usize) -> Option<(&'static str, usize)> {
     match ep {
@@ -192,7 +198,7 @@ pub fn replay_rtl(
         ))
     })?;
     let epp_trace = opts.experts / opts.ep.max(1);
-    if epp_trace > epp_model || opts.experts % opts.ep != 0 {
+    if epp_trace > epp_model || !opts.experts.is_multiple_of(opts.ep) {
         return Err(err(format!(
             "{} experts over {} ranks need {epp_trace} experts per port; model {model} has {epp_model}",
             opts.experts, opts.ep
@@ -229,40 +235,39 @@ pub fn replay_rtl(
     let expected = account(&mtok, opts.ep, epp_model, row);
     let start = std::time::Instant::now();
     let mut buf = Vec::new();
-    let mut run_phase = |b: &mut Bench,
-                         name: &str,
-                         make: &mut dyn FnMut(&Token, &[u16], usize, usize) -> Packet|
-     -> Result<(u64, u64, RtlCounters, RtlCounters), ReplayError> {
-        let before = b.counters();
-        let mut packets = 0u64;
-        for t in &mtok {
-            let remote = t.remote(epp_model);
-            if remote.is_empty() {
-                continue;
+    let mut run_phase =
+        |b: &mut Bench, name: &str, make: &mut MakePacket| -> Result<PhaseRun, ReplayError> {
+            let before = b.counters();
+            let mut packets = 0u64;
+            for t in &mtok {
+                let remote = t.remote(epp_model);
+                if remote.is_empty() {
+                    continue;
+                }
+                for (c, &len) in chunks.iter().enumerate() {
+                    b.push(t.src, &make(t, &remote, c, len));
+                    packets += 1;
+                }
             }
-            for (c, &len) in chunks.iter().enumerate() {
-                b.push(t.src, &make(t, &remote, c, len));
-                packets += 1;
+            let c0 = b.cycles();
+            let mut last_report = c0;
+            while b.queued() > 0 || !b.is_drained() {
+                b.step().map_err(err)?;
+                if b.cycles() - last_report >= 10_000 {
+                    last_report = b.cycles();
+                    progress(name, b.cycles() - c0);
+                }
+                if b.cycles() - c0
+                    > 50 * (expected.dispatch.lower_bound_cycles
+                        + expected.combine.lower_bound_cycles)
+                        + 100_000
+                {
+                    return Err(err(format!("{name} did not drain")));
+                }
             }
-        }
-        let c0 = b.cycles();
-        let mut last_report = c0;
-        while b.queued() > 0 || !b.is_drained() {
-            b.step().map_err(err)?;
-            if b.cycles() - last_report >= 10_000 {
-                last_report = b.cycles();
-                progress(name, b.cycles() - c0);
-            }
-            if b.cycles() - c0
-                > 50 * (expected.dispatch.lower_bound_cycles + expected.combine.lower_bound_cycles)
-                    + 100_000
-            {
-                return Err(err(format!("{name} did not drain")));
-            }
-        }
-        b.check_counters().map_err(err)?;
-        Ok((b.cycles() - c0, packets, before, b.counters()))
-    };
+            b.check_counters().map_err(err)?;
+            Ok((b.cycles() - c0, packets, before, b.counters()))
+        };
     let (dc, dp, d0, d1) = run_phase(&mut b, "dispatch", &mut |t, remote, c, len| {
         token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
         dispatch_packet(&cfg, t, remote, c, len, opts.dtype, &buf)

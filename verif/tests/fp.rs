@@ -21,7 +21,7 @@ fn edge_f32(rng: &mut ChaCha8Rng) -> u32 {
         2 => sign | 0x7F80_0000,                                                      // ±inf
         3 => 0x7F80_0000 | rng.gen_range(1..0x80_0000), // NaN (any payload)
         4 => sign | 0x0080_0000 | rng.gen_range(0..16), // just above min normal
-        5 => sign | 0x7F7F_FFFF - rng.gen_range(0..16), // near max
+        5 => sign | (0x7F7F_FFFF - rng.gen_range(0..16)), // near max
         6 => sign | (rng.gen_range(100..154) << 23) | (rng.gen::<u32>() & 0x7F_0000), // short mantissas: ties
         7 => sign | 0x3F80_0000 | (rng.gen::<u32>() & 0xFFFF), // near 1: bf16 ties
         _ => rng.gen::<u32>(),
