@@ -172,8 +172,9 @@ fn parse_ports(header: &Path) -> Vec<PortDecl> {
 
 /// 64-bit FNV-1a.
 fn fnv(s: &str) -> u64 {
-    s.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// `<target>/verilator`: OUT_DIR is `<target>/<profile>/build/<pkg>-<hash>/out`.
@@ -272,7 +273,8 @@ fn main() {
         // target directory, so `cargo clippy` and `cargo test` (different build-script
         // runs) and Rust-only rebuilds share one Verilator build.
         let mut key = format!("{:?}", cmd.get_args().collect::<Vec<_>>());
-        for f in rtl.iter().chain(m.extra.iter().map(|f| root.join(f)).collect::<Vec<_>>().iter()) {
+        let extra: Vec<PathBuf> = m.extra.iter().map(|f| root.join(f)).collect();
+        for f in rtl.iter().chain(&extra) {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }
         let mdir = cache_dir(&out).join(format!("{}-{:016x}", m.name, fnv(&key)));
