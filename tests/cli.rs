@@ -190,42 +190,26 @@ fn errors_name_file_line_and_field() {
         "--out",
         good.to_str().unwrap(),
     ]);
-    let e = err(&[
-        "replay",
-        "--trace",
-        good.to_str().unwrap(),
-        "--experts",
-        "8",
-        "--ep",
-        "2",
-        "--dtype",
-        "fp8",
-    ]);
-    assert!(e.contains("dtype") && e.contains("fp8"), "{e}");
-    let e = err(&[
-        "replay",
-        "--trace",
-        good.to_str().unwrap(),
-        "--experts",
-        "8",
-        "--ep",
-        "2",
-        "--hidden",
-        "3",
-    ]);
-    assert!(e.contains("multiple of 16"), "{e}");
-    let e = err(&[
-        "replay",
-        "--trace",
-        good.to_str().unwrap(),
-        "--experts",
-        "8",
-        "--ep",
-        "2",
-        "--engine",
-        "magic",
-    ]);
-    assert!(e.contains("engine"), "{e}");
+    // Bad replay flags: each names the flag and the value.
+    let g = good.to_str().unwrap();
+    for (flag, value, want) in [
+        ("--dtype", "fp8", ["dtype", "fp8"]),
+        ("--hidden", "3", ["multiple of 16", "3"]),
+        ("--engine", "magic", ["engine", "magic"]),
+    ] {
+        let e = err(&[
+            "replay",
+            "--trace",
+            g,
+            "--experts",
+            "8",
+            "--ep",
+            "2",
+            flag,
+            value,
+        ]);
+        assert!(want.iter().all(|w| e.contains(w)), "{flag} {value}: {e}");
+    }
     let e = err(&[
         "stats",
         "--trace",
