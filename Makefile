@@ -16,3 +16,4 @@ lint:
 
 test: tools lint
 	$(CARGO) test --workspace --release --locked
+	$(CARGO) run --release --locked -q -- regress --quick

@@ -479,10 +479,24 @@ module dysharp_reduce_unit
       end
     end
 
+    // Shadow registers of the previous cycle. No $past / $stable in generate loops: the pinned
+    // simulator (Verilator 5.048) mixes up their sampled values between the loop's iterations.
+    logic                stalled_q;    // the previous cycle offered a flit that was not taken
+    logic [FlitBits-1:0] stall_data_q;
+    logic                stall_last_q;
+    idx_t                head_q;       // the engine's head entry in the previous cycle
+    always_ff @(posedge clk_i) begin
+      stalled_q    <= res_valid_o[q] && !res_ready_i[q];
+      stall_data_q <= res_data_o[FlitBits*q +: FlitBits];
+      stall_last_q <= res_last_o[q];
+      head_q       <= eng_head[q];
+    end
+
     // No drop, no change under stall.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        res_valid_o[q] && !res_ready_i[q] |=>
-        res_valid_o[q] && $stable(res_data_o[FlitBits*q +: FlitBits]) && $stable(res_last_o[q]))
+        stalled_q |->
+        res_valid_o[q] && (res_data_o[FlitBits*q +: FlitBits] == stall_data_q) &&
+        (res_last_o[q] == stall_last_q))
       else $error("reduce_unit: result stream %0d changed under stall", q);
 
     // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
@@ -502,7 +516,7 @@ module dysharp_reduce_unit
 
     // The head of an engine does not change in the middle of a packet.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        res_cnt_q[q] != '0 |-> eng_has_head[q] && (eng_head[q] == $past(eng_head[q])))
+        res_cnt_q[q] != '0 |-> eng_has_head[q] && (eng_head[q] == head_q))
       else $error("reduce_unit: engine %0d lost its entry mid-packet", q);
 
     assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(g_eng[q].head))
@@ -510,13 +524,20 @@ module dysharp_reduce_unit
   end
 
   for (genvar p = 0; p < NumPorts; p++) begin : g_sva_rx
+    // Previous-cycle shadows (no $past in generate loops, see g_sva_res).
+    logic first_fire_q, matchable_q;
+    always_ff @(posedge clk_i) begin
+      first_fire_q <= rx_fire[p] && rx_first[p];
+      matchable_q  <= sva_matchable[p];
+    end
+
     // Orphan never for a partial a pending entry accepts; always for one it does not.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        rx_fire[p] && rx_first[p] |=> orphan_o[p] == !$past(sva_matchable[p]))
+        first_fire_q |-> orphan_o[p] == !matchable_q)
       else $error("reduce_unit: orphan flag wrong on port %0d", p);
 
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        orphan_o[p] |-> $past(rx_fire[p] && rx_first[p]))
+        orphan_o[p] |-> first_fire_q)
       else $error("reduce_unit: orphan pulse without a partial on port %0d", p);
 
     // A payload write goes to a live entry that still waits for this port.

@@ -122,23 +122,6 @@ pub fn stats(path: &Path, shape: &ShapeArgs, json_out: bool) -> Result<(), CliEr
     Ok(())
 }
 
-fn tokens_of(trace: &Trace) -> (Vec<Token>, usize) {
-    let Some((step, layer)) = trace.default_step_layer() else {
-        return (Vec::new(), 0);
-    };
-    let tokens = trace
-        .tokens(step, layer)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (rank, _, experts))| Token {
-            src: rank as usize,
-            aidx: i as u32,
-            experts: experts.to_vec(),
-        })
-        .collect();
-    (tokens, trace.topk().unwrap_or(0))
-}
-
 fn progress_bar(total: usize) -> ProgressBar {
     let pb = ProgressBar::new(2 * total as u64);
     pb.set_style(
@@ -204,7 +187,7 @@ pub fn replay(
         });
     }
     let trace = Trace::read(path, Some(shape.experts))?;
-    let (tokens, topk) = tokens_of(&trace);
+    let (tokens, topk) = trace.replay_tokens();
     let opts = ReplayOptions {
         ep: shape.ep,
         experts: shape.experts,
@@ -248,7 +231,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
         let spec = parse_dist(dist)?;
         let trace = generate(&spec, tokens_n, experts, topk, ep, seed)?;
         let stats = TraceStats::compute_default(&trace, experts, ep)?;
-        let (tokens, topk) = tokens_of(&trace);
+        let (tokens, topk) = trace.replay_tokens();
         let opts = ReplayOptions {
             ep,
             experts,
@@ -271,7 +254,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
     if let Some(dist) = dists.split(',').map(str::trim).find(|d| !d.is_empty()) {
         let rtl_hidden = 128;
         let trace = generate(&parse_dist(dist)?, tokens_n, experts, topk, ep, seed)?;
-        let (tokens, topk) = tokens_of(&trace);
+        let (tokens, topk) = trace.replay_tokens();
         let opts = ReplayOptions {
             ep,
             experts,

@@ -3,6 +3,7 @@
 mod chart;
 mod commands;
 mod golden_cmd;
+mod regress_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -107,6 +108,9 @@ enum Command {
         #[command(subcommand)]
         cmd: golden_cmd::GoldenCmd,
     },
+    /// Run the RTL-versus-golden regression (property-based streams and sequences, bad
+    /// input, reset, trace replays) over the built configurations; see docs/verification.md.
+    Regress(regress_cmd::RegressArgs),
 }
 
 fn main() -> ExitCode {
@@ -137,6 +141,16 @@ fn main() -> ExitCode {
         } => commands::demo(&out_dir, &dists, seed),
         Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
         Command::Golden { cmd } => return golden_cmd::main(cmd),
+        Command::Regress(args) => {
+            return match regress_cmd::run(args) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@
 
 pub mod diff;
 mod ffi;
+pub mod regress;
 pub mod replay_rtl;
 pub mod sim;
 pub mod stimulus;

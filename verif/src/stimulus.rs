@@ -40,6 +40,17 @@ impl Stimulus {
         }
     }
 
+    /// Restarts the random stream from `seed`, keeping what was dispatched (so a
+    /// property-based input can name each operation by a small seed of its own).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+    }
+
+    /// Tokens dispatched so far.
+    pub fn dispatched(&self) -> usize {
+        self.dispatched.len()
+    }
+
     fn tag(&mut self, port: usize) -> u16 {
         let t = self.tags[port];
         self.tags[port] = (t + 1) & 0xFFF;
@@ -121,6 +132,73 @@ impl Stimulus {
         let dt = DType::ALL[self.rng.gen_range(0..3)];
         p.dtype = dt;
         p.payload = self.payload(p.len, dt);
+        (src, p)
+    }
+
+    /// A Dispatch store that writes an already dispatched token again (same
+    /// source, index and targets, new data): its AL entries are valid, so the hub
+    /// hits in the AL-TLB or walks to a valid entry. A new token if none yet.
+    pub fn redispatch(&mut self) -> (usize, Packet) {
+        if self.dispatched.is_empty() {
+            return self.dyn_st();
+        }
+        let i = self.rng.gen_range(0..self.dispatched.len());
+        let (src, aidx, targets) = self.dispatched[i].clone();
+        let mut p = Packet::new(Opcode::DynSt);
+        p.len = self.rng.gen_range(1..=16);
+        p.maddr = self.maddr(aidx, 0);
+        p.tag = self.tag(src);
+        p.targets = targets;
+        p.be = Some(u128::MAX);
+        p.dtype = DType::ALL[self.rng.gen_range(0..3)];
+        p.payload = self.payload(p.len, p.dtype);
+        (src, p)
+    }
+
+    /// `n` short Dispatch stores of new tokens from one source to one target
+    /// set: `n` distinct AL entries per target hub, to overflow the AL-TLB.
+    pub fn tlb_pressure(&mut self, n: usize) -> Vec<(usize, Packet)> {
+        let (src, first) = self.dyn_st();
+        let mut out = vec![(src, first.clone())];
+        for _ in 1..n {
+            let aidx = self.next_aidx;
+            self.next_aidx = (self.next_aidx + 1) % (1 << self.cfg.hub.log2_al_entries.min(20));
+            self.dispatched.push((src, aidx, first.targets.clone()));
+            let mut p = first.clone();
+            p.len = 1;
+            p.be = Some(u128::MAX);
+            p.maddr = self.maddr(aidx, 0);
+            p.tag = self.tag(src);
+            p.payload = self.payload(1, p.dtype);
+            out.push((src, p));
+        }
+        out
+    }
+
+    /// A Dispatch store or Combine load-reduce whose multimem address fails the
+    /// hub's range check (`ERR_RANGE`): below the multimem base, an algebraic
+    /// index beyond the AL table, or a row offset plus length past the row.
+    pub fn dyn_out_of_range(&mut self) -> (usize, Packet) {
+        let store = self.rng.gen_bool(0.5);
+        let (src, mut p) = if store {
+            self.dyn_st()
+        } else {
+            self.dyn_ld_reduce(false)
+        };
+        let h = &self.cfg.hub;
+        let bsize = 1u64 << h.log2_bsize;
+        let modes = if p.len > 1 { 3 } else { 2 };
+        p.maddr = match self.rng.gen_range(0..modes) {
+            0 => h.mbase - bsize,
+            1 => {
+                h.mbase + (((1u64 << h.log2_al_entries) + self.rng.gen_range(0..4)) << h.log2_bsize)
+            }
+            _ => {
+                // The row's last len - 1 flits: one flit too long.
+                let aidx = self.rng.gen_range(0..1u64 << h.log2_al_entries.min(20));
+                h.mbase + (aidx << h.log2_bsize) + bsize - 16 * (p.len as u64 - 1)
+            }
+        };
         (src, p)
     }
 

@@ -41,6 +41,11 @@ pub struct BenchConfig {
     pub mem_latency: (u64, u64),
     /// Write a VCD waveform here.
     pub vcd: Option<PathBuf>,
+    /// When set, every memory write must land in a mapped AL region (an AL
+    /// table line, or a data slot its expert has allocated) or in one of these
+    /// `[start, end)` ranges (the identity-addressed scratch of WRITE/MC_ST);
+    /// any other write fails the run. `None`: no region check.
+    pub write_regions: Option<Vec<(u64, u64)>>,
 }
 
 impl BenchConfig {
@@ -56,6 +61,7 @@ impl BenchConfig {
             mem_ready_rate: 1.0,
             mem_latency: (1, 1),
             vcd: None,
+            write_regions: None,
         }
     }
 }
@@ -383,6 +389,53 @@ impl Bench {
         Ok(())
     }
 
+    /// Asserts reset for `cycles` cycles in the middle of traffic, as a GPU
+    /// driver would after a fault: frames partly sent are lost (the rest of the
+    /// queues are sent after reset), everything in flight inside the switch and
+    /// hubs is forgotten, and the golden model restarts from the GPU memories as
+    /// the RTL left them (a hub may have been cut off within a packet). Returns
+    /// the number of frames cut off at the sources.
+    pub fn reset_midstream(&mut self, cycles: u64) -> Result<u64, TbError> {
+        let mut cut = 0;
+        for g in &mut self.gpus {
+            if g.next > 0 {
+                g.source.pop_front();
+                cut += 1;
+            }
+            g.next = 0;
+            g.offering = false;
+            g.rsp.clear();
+            g.mon.clear();
+            g.reads.clear();
+            g.mem_seen.clear();
+            g.mem_exp.clear();
+            g.exp_rsp.clear();
+            g.exp_req.iter_mut().for_each(VecDeque::clear);
+        }
+        let mut golden =
+            Fabric::new(&self.golden.cfg).map_err(|e| TbError::Config(e.to_string()))?;
+        golden.enable_logs();
+        for (h, g) in golden.hubs.iter_mut().zip(&self.gpus) {
+            h.mem = g.mem.clone();
+        }
+        self.golden = golden;
+        for v in [
+            &mut self.exp_up,
+            &mut self.exp_dn,
+            &mut self.exp_up_pay,
+            &mut self.exp_dn_pay,
+        ] {
+            v.iter_mut().for_each(|x| *x = 0);
+        }
+        let p = &self.p;
+        for q in 0..self.n {
+            self.sim.set_bits(p.req_valid, q, 1, 0);
+            self.sim.set_bits(p.mrsp_valid, q, 1, 0);
+        }
+        self.reset(cycles)?;
+        Ok(cut)
+    }
+
     /// Number of ports.
     pub fn ports(&self) -> usize {
         self.n
@@ -495,6 +548,9 @@ impl Bench {
                     "hub {q} memory access: golden {want:x?}, RTL {got:x?}"
                 )));
             }
+            if let MemAccess::Write { addr, .. } = got {
+                self.check_write_region(q, addr)?;
+            }
             self.stats.mem_checked += 1;
         }
         if self.gpus[q].mem_exp.is_empty() && !self.gpus[q].mem_seen.is_empty() {
@@ -508,6 +564,35 @@ impl Bench {
             }
         }
         Ok(())
+    }
+
+    /// The write-region property (see [`BenchConfig::write_regions`]), checked
+    /// after the golden hub has handled the packet (so its allocations count).
+    fn check_write_region(&self, q: usize, addr: u64) -> Result<(), TbError> {
+        let Some(extra) = &self.cfg.write_regions else {
+            return Ok(());
+        };
+        let h = &self.cfg.hub;
+        let hub = &self.golden.hubs[q];
+        let epp = hub.counters.len() as u64;
+        let al_end = h.al_base + 4 * (epp << h.log2_al_entries);
+        if (h.al_base..al_end).contains(&addr) {
+            return Ok(());
+        }
+        if addr >= h.data_base {
+            let slot = (addr - h.data_base) >> h.log2_bsize;
+            let local = slot >> h.log2_slots;
+            let lidx = slot & ((1u64 << h.log2_slots) - 1);
+            if local < epp && lidx < hub.counters[local as usize] as u64 {
+                return Ok(());
+            }
+        }
+        if extra.iter().any(|(a, b)| (*a..*b).contains(&addr)) {
+            return Ok(());
+        }
+        Err(self.mismatch(format!(
+            "hub {q} wrote {addr:#x}, outside every mapped AL region and scratch range"
+        )))
     }
 
     /// A response packet SM `q` received.

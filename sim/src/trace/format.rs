@@ -581,6 +581,26 @@ impl Trace {
         out
     }
 
+    /// The tokens a replay sends: those of the default (step, layer), each with
+    /// its source rank and a global algebraic index (its position), and the trace's
+    /// top-k. Empty (and top-k 0) for an empty trace.
+    pub fn replay_tokens(&self) -> (Vec<crate::traffic::Token>, usize) {
+        let Some((step, layer)) = self.default_step_layer() else {
+            return (Vec::new(), 0);
+        };
+        let tokens = self
+            .tokens(step, layer)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (rank, _, experts))| crate::traffic::Token {
+                src: rank as usize,
+                aidx: i as u32,
+                experts: experts.to_vec(),
+            })
+            .collect();
+        (tokens, self.topk().unwrap_or(0))
+    }
+
     /// Total number of tokens in one (step, layer).
     pub fn num_tokens(&self, step: u64, layer: u64) -> usize {
         self.records_at(step, layer)

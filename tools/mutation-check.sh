@@ -1,0 +1,55 @@
+#!/bin/bash
+# Mutation check of the regression: plants single-line bugs in a copy of the RTL and runs the
+# quick regression of one model on each; every mutation must make at least one case fail.
+#
+#   tools/mutation-check.sh [MODEL]        (default top_p4; needs tools/setup.sh done)
+#
+# Work happens in a copy of the tree under $MUT_DIR (default /tmp/dysharp-mutants); the
+# working tree is never modified. Prints one line per mutation and exits 1 if one survived.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+model=${1:-top_p4}
+work=${MUT_DIR:-/tmp/dysharp-mutants}
+mkdir -p "$work/tree"
+(cd "$here" && tar --exclude=./target --exclude=./.git --exclude=./.tools -cf - .) | tar -xf - -C "$work/tree"
+ln -sfn "$here/.tools" "$work/tree/.tools"
+cd "$work/tree" || exit 2
+export CARGO_TARGET_DIR="$work/target" DYSHARP_MODELS="$model"
+
+# name | file | perl substitution (applied once, must change the file)
+mutations=(
+  "dup_check|rtl/dysharp_parser.sv|s/dup_bad = dup_f\(tgt_all, tcount\);/dup_bad = 1'b0;/"
+  "alloc_ctr|rtl/dysharp_hub.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/"
+  "range_err|rtl/dysharp_hub.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/"
+  "alloc_err|rtl/dysharp_hub.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/"
+  "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[fl_set\] <= way_inc\(rr_q\[fl_set\]\);/rr_q[fl_set] <= rr_q[fl_set];/"
+  "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s"
+)
+
+survived=0
+for m in "${mutations[@]}"; do
+  IFS='|' read -r name file expr <<<"$m"
+  cp "$file" "$work/orig"
+  perl -0pi -e "$expr" "$file"
+  if cmp -s "$file" "$work/orig"; then
+    echo "$name: the mutation no longer applies (RTL changed): update tools/mutation-check.sh"
+    survived=1
+    continue
+  fi
+  if ! cargo build --release -q 2>"$work/build-$name.log"; then
+    echo "$name: build failed, see $work/build-$name.log"
+    cp "$work/orig" "$file"
+    survived=1
+    continue
+  fi
+  "$CARGO_TARGET_DIR/release/dysharp" regress --quick --only "$model" --jobs 1 >"$work/run-$name.log" 2>&1
+  failing=$(grep '^FAIL ' "$work/run-$name.log" | awk '{print $2}' | tr '\n' ' ')
+  if [ -n "$failing" ]; then
+    echo "$name: killed by $failing"
+  else
+    echo "$name: SURVIVED (log: $work/run-$name.log)"
+    survived=1
+  fi
+  cp "$work/orig" "$file"
+done
+exit $survived
