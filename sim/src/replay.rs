@@ -5,10 +5,18 @@
 use crate::config::{Config, ConfigError, HubConfig};
 use crate::fabric::{Fabric, LinkCounters};
 use crate::hub::tlb::TlbStats;
+use crate::memory::Reserve;
 use crate::numerics::{reduce_lanes, AccMode, DType, ReduceOp};
 use crate::packet::{Opcode, Packet, Stage};
 use crate::traffic::{account, PhaseTraffic, RowShape, Token, Traffic};
 use serde::Serialize;
+use std::sync::mpsc::{self, TrySendError};
+
+/// Token rows the reference thread may run ahead of Dispatch.
+const STREAM_DEPTH: usize = 64;
+
+/// Size of the memory reserves the reference thread makes for the hubs.
+const RESERVE_BYTES: usize = 2 << 20;
 
 /// What to replay.
 #[derive(Clone, Debug)]
@@ -182,14 +190,28 @@ pub fn dispatch_packet(
     row: &[u8],
 ) -> Packet {
     let mut p = Packet::new(Opcode::DynSt);
-    p.maddr = chunk_maddr(cfg, t.aidx, chunk);
-    p.tag = chunk_tag(t.aidx, chunk, row.len().div_ceil(256));
-    p.len = len as u8;
     p.dtype = dtype;
     p.targets = remote.to_vec();
     p.be = Some(u128::MAX);
-    p.payload = row[256 * chunk..256 * chunk + 16 * len].to_vec();
+    set_dispatch_chunk(cfg, &mut p, t, chunk, len, row);
     p
+}
+
+/// Makes `p`, a [`dispatch_packet`] of token `t`, that of chunk `chunk` (of `len` flits).
+fn set_dispatch_chunk(
+    cfg: &Config,
+    p: &mut Packet,
+    t: &Token,
+    chunk: usize,
+    len: usize,
+    row: &[u8],
+) {
+    p.maddr = chunk_maddr(cfg, t.aidx, chunk);
+    p.tag = chunk_tag(t.aidx, chunk, row.len().div_ceil(256));
+    p.len = len as u8;
+    p.payload.clear();
+    p.payload
+        .extend_from_slice(&row[256 * chunk..256 * chunk + 16 * len]);
 }
 
 /// The Combine `DYN_LD_REDUCE` of chunk `chunk` of `chunks` (of `len` flits) of a token.
@@ -204,12 +226,24 @@ pub fn combine_packet(
 ) -> Packet {
     let mut p = Packet::new(Opcode::DynLdReduce);
     p.stage = Stage::Combine;
+    p.dtype = dtype;
+    p.targets = remote.to_vec();
+    set_combine_chunk(cfg, &mut p, t, chunk, chunks, len);
+    p
+}
+
+/// Makes `p`, a [`combine_packet`] of token `t`, that of chunk `chunk` (of `len` flits).
+fn set_combine_chunk(
+    cfg: &Config,
+    p: &mut Packet,
+    t: &Token,
+    chunk: usize,
+    chunks: usize,
+    len: usize,
+) {
     p.maddr = chunk_maddr(cfg, t.aidx, chunk);
     p.tag = chunk_tag(t.aidx, chunk, chunks);
     p.len = len as u8;
-    p.dtype = dtype;
-    p.targets = remote.to_vec();
-    p
 }
 
 /// Replays `tokens` (one (step, layer)) through the golden model.
@@ -238,50 +272,98 @@ pub fn replay_golden(
     };
     let chunks = row.chunks();
     let expected: Traffic = account(tokens, opts.ep, epp, row);
-    let rows: Vec<Vec<u8>> = tokens
-        .iter()
-        .map(|t| {
-            let mut buf = Vec::new();
-            token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
-            buf
-        })
-        .collect();
+    // Row bytes each hub will hold: one block per remote (expert, token) pair.
+    let mut need = vec![0usize; opts.ep];
+    for t in tokens {
+        for e in t.remote(epp) {
+            need[e as usize / epp] += 1 << cfg.hub.log2_bsize;
+        }
+    }
     let mut mismatches = 0u64;
+    let lost = || ReplayError::Shape("the reference thread panicked".into());
     std::thread::scope(|scope| -> Result<ReplayReport, ReplayError> {
-        // The direct Combine results are computed on a second thread while the
-        // fabric runs Dispatch.
-        let reference_thread = scope.spawn(|| {
-            tokens
-                .iter()
-                .zip(&rows)
-                .map(|(t, row)| {
-                    let per_port = targets_per_port(&t.remote(epp), epp);
-                    let mut out = Vec::new();
-                    if !per_port.is_empty() {
-                        direct_combine(opts.dtype, row, &per_port, &mut out);
+        // While the fabric runs Dispatch, a second thread makes the token rows
+        // (streamed to Dispatch in token order through a bounded queue, so they
+        // are never all held at once) and computes the direct Combine results.
+        // Whenever that queue is full, and after the last row, the thread faults
+        // in memory for the hubs' rows (`Reserve`s, up to what Dispatch will
+        // write), which Dispatch hands to the hubs: the page faults of the
+        // modelled memories are much of Dispatch's cost.
+        let (row_tx, row_rx) = mpsc::sync_channel::<Vec<u8>>(STREAM_DEPTH);
+        let (reserve_tx, reserve_rx) = mpsc::channel::<Reserve>();
+        let reserve_total: usize = need.iter().sum();
+        let reference_thread = scope.spawn(move || {
+            let mut references = Vec::with_capacity(tokens.len());
+            let mut reserved = 0;
+            // Makes one reserve; false when enough are made or Dispatch is over.
+            let mut reserve = || {
+                reserved < reserve_total && {
+                    reserved += RESERVE_BYTES;
+                    reserve_tx.send(Reserve::new(RESERVE_BYTES)).is_ok()
+                }
+            };
+            for t in tokens {
+                let mut row = Vec::new();
+                token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut row);
+                let per_port = targets_per_port(&t.remote(epp), epp);
+                let mut out = Vec::new();
+                if !per_port.is_empty() {
+                    direct_combine(opts.dtype, &row, &per_port, &mut out);
+                }
+                references.push(out);
+                loop {
+                    match row_tx.try_send(row) {
+                        Ok(()) => break,
+                        Err(TrySendError::Full(r)) if reserve() => row = r,
+                        Err(TrySendError::Full(r)) => {
+                            if row_tx.send(r).is_err() {
+                                return references;
+                            }
+                            break;
+                        }
+                        Err(TrySendError::Disconnected(_)) => return references,
                     }
-                    out
-                })
-                .collect::<Vec<Vec<u8>>>()
+                }
+            }
+            drop(row_tx);
+            while reserve() {}
+            references
         });
 
         // Dispatch.
         let mut dispatch_packets = 0u64;
         let before = fabric.links.clone();
+        // Set when the reference thread stops early (it panicked): the thread is
+        // joined below before reporting it.
+        let mut rows_lost = false;
         for (i, t) in tokens.iter().enumerate() {
-            let buf = &rows[i];
+            while let Ok(r) = reserve_rx.try_recv() {
+                give_reserve(&mut fabric, &need, r);
+            }
+            let Ok(buf) = row_rx.recv() else {
+                rows_lost = true;
+                break;
+            };
             let remote = t.remote(epp);
             if remote.is_empty() {
                 continue;
             }
+            // One packet per token, reused for each chunk (the fabric borrows it).
+            let mut p = dispatch_packet(&cfg, t, &remote, 0, chunks[0], opts.dtype, &buf);
             for (c, &len) in chunks.iter().enumerate() {
-                let p = dispatch_packet(&cfg, t, &remote, c, len, opts.dtype, buf);
-                fabric.inject(t.src, p);
+                set_dispatch_chunk(&cfg, &mut p, t, c, len, &buf);
+                fabric.inject_ref(t.src, &mut p);
                 dispatch_packets += 1;
             }
             if i % 256 == 0 {
                 progress("dispatch", i, tokens.len());
             }
+        }
+        // Stops the reserves.
+        drop(reserve_rx);
+        let references = reference_thread.join().map_err(|_| lost())?;
+        if rows_lost {
+            return Err(lost());
         }
         let dispatch_links = fabric.links.since(&before);
         mismatches += compare_links(&dispatch_links, &expected.dispatch);
@@ -303,17 +385,15 @@ pub fn replay_golden(
         let mut combine_packets = 0u64;
         let mut results_checked = 0u64;
         let before = fabric.links.clone();
-        let references = reference_thread
-            .join()
-            .map_err(|_| ReplayError::Shape("the reference thread panicked".into()))?;
         for (i, t) in tokens.iter().enumerate() {
             let remote = t.remote(epp);
             if remote.is_empty() {
                 continue;
             }
+            let mut p = combine_packet(&cfg, t, &remote, 0, chunks.len(), chunks[0], opts.dtype);
             for (c, &len) in chunks.iter().enumerate() {
-                let p = combine_packet(&cfg, t, &remote, c, chunks.len(), len, opts.dtype);
-                fabric.inject(t.src, p);
+                set_combine_chunk(&cfg, &mut p, t, c, chunks.len(), len);
+                fabric.inject_ref(t.src, &mut p);
                 combine_packets += 1;
                 let got = fabric.delivered[t.src].pop();
                 let reference = &references[i][256 * c..256 * c + 16 * len];
@@ -373,6 +453,25 @@ pub fn replay_golden(
     })
 }
 
+/// Gives a memory reserve to the hub whose memory is furthest from holding
+/// `need` bytes (drops it if every hub's is).
+fn give_reserve(fabric: &mut Fabric, need: &[usize], r: Reserve) {
+    let short = |(q, h): (usize, &crate::hub::Hub)| {
+        let have = h.mem.resident_bytes() + h.mem.free_bytes();
+        (need[q].saturating_sub(have), q)
+    };
+    let (missing, q) = fabric
+        .hubs
+        .iter()
+        .enumerate()
+        .map(short)
+        .max()
+        .unwrap_or((0, 0));
+    if missing > 0 {
+        fabric.hubs[q].mem.add_reserve(r);
+    }
+}
+
 /// Targets per port, ascending port order: (port, number of targets there).
 fn targets_per_port(remote: &[u16], epp: usize) -> Vec<(usize, usize)> {
     let mut per_port: Vec<(usize, usize)> = Vec::new();
@@ -421,4 +520,54 @@ fn compare_links(links: &LinkCounters, want: &PhaseTraffic) -> u64 {
             &flits_to_bytes(&links.down_wire_flits),
             &want.downlink_wire_bytes,
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{generate, DistSpec};
+
+    /// A small replay of each element type checks clean: every Combine result
+    /// equals the direct computation and the links carry what the accounting
+    /// says (with the reserves, the row stream and the fast path all in play).
+    #[test]
+    fn small_replays_check_clean() {
+        for (dist, dtype, hidden) in [
+            ("uniform", DType::Bf16, 2048),
+            ("zipf:1.5", DType::F16, 136),
+            ("uniform", DType::F32, 64),
+        ] {
+            let spec: DistSpec = dist.parse().expect("dist");
+            let trace = generate(&spec, 600, 32, 4, 4, 3).expect("trace");
+            let (step, layer) = trace.default_step_layer().expect("records");
+            let tokens: Vec<Token> = trace
+                .tokens(step, layer)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (rank, _, e))| Token {
+                    src: rank as usize,
+                    aidx: i as u32,
+                    experts: e.to_vec(),
+                })
+                .collect();
+            let opts = ReplayOptions {
+                ep: 4,
+                experts: 32,
+                hidden,
+                dtype,
+                seed: 9,
+            };
+            let r = replay_golden(&tokens, 4, &opts, |_, _, _| {}).expect("replay");
+            let chunks = RowShape {
+                row_bytes: hidden * dtype.bytes(),
+            }
+            .chunks()
+            .len() as u64;
+            let sent = tokens.iter().filter(|t| !t.remote(8).is_empty()).count() as u64;
+            assert_eq!(r.mismatches, 0, "{dist} {dtype:?}");
+            assert_eq!(r.results_checked, sent * chunks);
+            assert_eq!(r.dispatch.packets, sent * chunks);
+            assert!(r.errors.iter().all(|n| *n == 0));
+        }
+    }
 }

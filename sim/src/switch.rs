@@ -3,16 +3,31 @@
 //! reduction order.
 
 use crate::config::Config;
-use crate::hub::{error_response, reduce, response};
+use crate::fxhash::FxHashMap;
+use crate::hub::{error_response, reduce_with, response};
+use crate::numerics::Accumulator;
 use crate::packet::{decode, ErrorCode, Flit, Limits, Opcode, Origin, Packet};
-use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 /// A pending load-reduce: the request and the partials received so far.
 #[derive(Clone, Debug)]
 struct Pending {
+    /// The request (its header: the target list is not kept).
     request: Packet,
     ports: Vec<usize>,
-    partials: BTreeMap<usize, Result<Vec<u8>, u8>>,
+    /// (port, partial or error code), in ascending port order.
+    partials: Vec<(usize, Result<Vec<u8>, u8>)>,
+}
+
+/// The replicas of a dynamic packet: its targets stably sorted by egress port
+/// (so in list order within a port), and per replica, in ascending port order,
+/// its egress port and its targets' range in `targets`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Replicas {
+    /// The targets, grouped by port.
+    pub(crate) targets: Vec<u16>,
+    /// (egress port, range in `targets`) per replica.
+    pub(crate) groups: Vec<(usize, Range<usize>)>,
 }
 
 /// Per-port error counters, indexed `[port][code - 1]`.
@@ -23,9 +38,11 @@ pub type ErrorCounters = Vec<[u64; ErrorCode::COUNT]>;
 pub struct Switch {
     limits: Limits,
     experts_per_port: usize,
-    pending: HashMap<(u8, u16), Pending>,
+    pending: FxHashMap<(u8, u16), Pending>,
     /// Error counters per port (codes 1–10 counted here, at the ingress port).
     pub errors: ErrorCounters,
+    /// Reused by load-reduces.
+    acc: Accumulator,
 }
 
 impl Switch {
@@ -34,8 +51,9 @@ impl Switch {
         Switch {
             limits: cfg.limits(),
             experts_per_port: cfg.experts_per_port,
-            pending: HashMap::new(),
+            pending: FxHashMap::default(),
             errors: vec![[0; ErrorCode::COUNT]; cfg.num_ports],
+            acc: Accumulator::default(),
         }
     }
 
@@ -82,9 +100,10 @@ impl Switch {
         match p.opcode {
             Opcode::DynSt => self.replicate_dynamic(p),
             Opcode::DynLdReduce => {
-                let out = self.replicate_dynamic(p.clone());
+                let request = header_only(&p);
+                let out = self.replicate_dynamic(p);
                 let ports = out.iter().map(|(q, _)| *q).collect();
-                self.open(p, ports);
+                self.open(request, ports);
                 out
             }
             Opcode::Write | Opcode::Read => vec![(p.route as usize, p)],
@@ -105,26 +124,56 @@ impl Switch {
         (0..self.limits.num_ports).filter(move |q| mask >> q & 1 == 1)
     }
 
-    fn replicate_dynamic(&self, mut p: Packet) -> Vec<(usize, Packet)> {
-        let mut by_port: BTreeMap<usize, Vec<u16>> = BTreeMap::new();
-        for &t in &p.targets {
-            by_port
-                .entry(t as usize / self.experts_per_port)
-                .or_default()
-                .push(t);
+    /// Splits a dynamic target list by egress port into `r` (see [`Replicas`]).
+    fn replicas_into(&self, targets: &[u16], r: &mut Replicas) {
+        let epp = self.experts_per_port;
+        r.targets.clear();
+        r.groups.clear();
+        // The ports, ascending, then each port's targets in list order.
+        for &t in targets {
+            let q = t as usize / epp;
+            if let Err(at) = r.groups.binary_search_by_key(&q, |(p, _)| *p) {
+                r.groups.insert(at, (q, 0..0));
+            }
         }
+        for (q, range) in &mut r.groups {
+            let start = r.targets.len();
+            r.targets
+                .extend(targets.iter().filter(|&&t| t as usize / epp == *q));
+            *range = start..r.targets.len();
+        }
+    }
+
+    /// Routes a dynamic packet (`DYN_ST` or `DYN_LD_REDUCE`) that passed the
+    /// ingress checks without building its replicas: stamps `src_port` and
+    /// describes the replicas in `r`. The replica to a port is `p` with its
+    /// `targets` replaced by that port's. A load-reduce opens its pending
+    /// entry as [`Switch::ingress`] does.
+    pub(crate) fn ingress_dynamic(&mut self, port: usize, p: &mut Packet, r: &mut Replicas) {
+        p.src_port = port as u8;
+        self.replicas_into(&p.targets, r);
+        if p.opcode == Opcode::DynLdReduce {
+            let ports = r.groups.iter().map(|(q, _)| *q).collect();
+            self.open(header_only(p), ports);
+        }
+    }
+
+    fn replicate_dynamic(&self, mut p: Packet) -> Vec<(usize, Packet)> {
+        let mut r = Replicas::default();
+        self.replicas_into(&p.targets, &mut r);
         p.targets = Vec::new();
-        let n = by_port.len();
+        let n = r.groups.len();
         let mut out = Vec::with_capacity(n);
-        for (i, (q, targets)) in by_port.into_iter().enumerate() {
+        for (i, (q, range)) in r.groups.into_iter().enumerate() {
+            let targets = r.targets[range].to_vec();
             // The last replica takes the packet itself (no payload copy).
-            let mut r = if i + 1 == n {
+            let mut replica = if i + 1 == n {
                 std::mem::replace(&mut p, Packet::new(Opcode::DynSt))
             } else {
                 p.clone()
             };
-            r.targets = targets;
-            out.push((q, r));
+            replica.targets = targets;
+            out.push((q, replica));
         }
         out
     }
@@ -135,8 +184,8 @@ impl Switch {
             key,
             Pending {
                 request,
+                partials: Vec::with_capacity(ports.len()),
                 ports,
-                partials: BTreeMap::new(),
             },
         );
     }
@@ -147,10 +196,13 @@ impl Switch {
             self.count(port, ErrorCode::Opcode);
             return Vec::new();
         };
-        if !entry.ports.contains(&port) || entry.partials.contains_key(&port) {
-            self.count(port, ErrorCode::Opcode);
-            return Vec::new();
-        }
+        let at = match entry.partials.binary_search_by_key(&port, |(q, _)| *q) {
+            Err(at) if entry.ports.contains(&port) => at,
+            _ => {
+                self.count(port, ErrorCode::Opcode);
+                return Vec::new();
+            }
+        };
         let want_len = 16 * entry.request.len as usize;
         let value = if p.ecode != 0 {
             Err(p.ecode)
@@ -160,14 +212,14 @@ impl Switch {
         } else {
             Ok(p.payload)
         };
-        entry.partials.insert(port, value);
+        entry.partials.insert(at, (port, value));
         if entry.partials.len() < entry.ports.len() {
             return Vec::new();
         }
         let entry = self.pending.remove(&key).expect("entry present");
         let req = &entry.request;
         let requester = req.src_port as usize;
-        // Ascending port order: BTreeMap iteration order.
+        // Ascending port order: `partials` is kept sorted.
         if let Some((q, code)) = entry
             .partials
             .iter()
@@ -179,14 +231,20 @@ impl Switch {
             r.src_port = q as u8;
             return vec![(requester, r)];
         }
-        let rows: Vec<Vec<u8>> = entry
-            .partials
-            .into_values()
-            .map(|v| v.unwrap_or_default())
-            .collect();
+        let rows = entry.partials.iter().filter_map(|(_, v)| v.as_deref().ok());
         let mut r = response(req, Opcode::RspReduce);
         r.src_port = requester as u8;
-        r.payload = reduce(req, &rows);
+        r.payload = reduce_with(&mut self.acc, req, rows);
         vec![(requester, r)]
+    }
+}
+
+/// A copy of a packet's header fields (no targets, no payload): what a pending
+/// load-reduce keeps of its request.
+fn header_only(p: &Packet) -> Packet {
+    Packet {
+        targets: Vec::new(),
+        payload: Vec::new(),
+        ..*p
     }
 }

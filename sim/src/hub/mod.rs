@@ -9,7 +9,7 @@ pub mod tlb;
 
 use crate::config::HubConfig;
 use crate::memory::SparseMemory;
-use crate::numerics::reduce_lanes;
+use crate::numerics::{reduce_lanes, Accumulator};
 use crate::packet::{ErrorCode, Opcode, Packet, Stage};
 use serde::Serialize;
 use tlb::{Tlb, TlbStats};
@@ -69,6 +69,10 @@ pub struct Hub {
     pub log: Option<Vec<MemAccess>>,
     /// Errors detected here (codes 11–13), indexed `code - 1`.
     pub errors: [u64; ErrorCode::COUNT],
+    /// Reused by load-reduces.
+    acc: Accumulator,
+    /// Reused by load-reduces.
+    scratch: Vec<u8>,
 }
 
 impl Hub {
@@ -87,6 +91,8 @@ impl Hub {
             line_writes: 0,
             log: None,
             errors: [0; ErrorCode::COUNT],
+            acc: Accumulator::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -216,18 +222,41 @@ impl Hub {
         }
     }
 
-    fn read_payload(&mut self, base: u64, len: usize) -> Vec<u8> {
+    /// Reads the `row` bytes at `va` (as [`Hub::read_payload`] does) into the
+    /// accumulator.
+    fn accumulate_row(&mut self, pkt: &Packet, va: u64, row: usize) {
+        let (dt, op, acc) = (pkt.dtype, pkt.rop, pkt.acc);
+        const MSG: &str = "a row of len*16 bytes accumulates";
         if self.log.is_none() {
-            let mut out = vec![0u8; 16 * len];
-            self.mem.read(base, &mut out);
-            self.line_reads += len as u64;
-            return out;
+            if let Some(bytes) = self.mem.get(va, row) {
+                self.line_reads += (row / 16) as u64;
+                self.acc.add_input(dt, op, acc, bytes).expect(MSG);
+                return;
+            }
         }
-        let mut out = Vec::with_capacity(16 * len);
-        for i in 0..len {
-            out.extend_from_slice(&self.read_line(base + 16 * i as u64));
-        }
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.resize(row, 0);
+        self.read_payload_into(va, &mut buf);
+        self.acc.add_input(dt, op, acc, &buf).expect(MSG);
+        self.scratch = buf;
+    }
+
+    fn read_payload(&mut self, base: u64, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; 16 * len];
+        self.read_payload_into(base, &mut out);
         out
+    }
+
+    /// Reads `out.len() / 16` lines at `base` into `out`.
+    fn read_payload_into(&mut self, base: u64, out: &mut [u8]) {
+        if self.log.is_none() {
+            self.mem.read(base, out);
+            self.line_reads += (out.len() / 16) as u64;
+            return;
+        }
+        for (i, line) in out.chunks_exact_mut(16).enumerate() {
+            line.copy_from_slice(&self.read_line(base + 16 * i as u64));
+        }
     }
 
     fn local(&self, expert: u16) -> u32 {
@@ -237,11 +266,17 @@ impl Hub {
     /// Handles one request delivered on the downlink; returns the responses it
     /// puts on the uplink (their `src_port` is stamped by the switch).
     pub fn handle(&mut self, pkt: &Packet) -> Vec<Packet> {
+        self.handle_targets(pkt, &pkt.targets)
+    }
+
+    /// [`Hub::handle`] of `pkt` with its target list replaced by `targets` (a
+    /// dynamic replica described without copying its packet).
+    pub(crate) fn handle_targets(&mut self, pkt: &Packet, targets: &[u16]) -> Vec<Packet> {
         let len = pkt.len as usize;
         match pkt.opcode {
             Opcode::DynSt => {
                 let mut out = Vec::new();
-                for &t in &pkt.targets {
+                for &t in targets {
                     match self.translate(self.local(t), pkt.maddr, len, true) {
                         Ok(va) => self.write_payload(va, pkt),
                         Err(code) => {
@@ -253,17 +288,26 @@ impl Hub {
                 out
             }
             Opcode::DynLdReduce => {
-                let mut rows = Vec::with_capacity(pkt.targets.len());
-                for &t in &pkt.targets {
+                // The targets' rows are reduced in list order as they are read.
+                let row = 16 * len;
+                self.acc.reset_lanes(row / pkt.dtype.bytes());
+                for &t in targets {
                     match self.translate(self.local(t), pkt.maddr, len, false) {
-                        Ok(va) => rows.push(self.read_payload(va, len)),
+                        Ok(va) => self.accumulate_row(pkt, va, row),
                         Err(code) => {
+                            self.acc.reset();
                             self.errors[code as usize - 1] += 1;
                             return vec![partial(pkt, code as u8, Vec::new())];
                         }
                     }
                 }
-                vec![partial(pkt, 0, reduce(pkt, &rows))]
+                let mut out = vec![0u8; row];
+                // Rows are all `len * 16` bytes, a multiple of every lane size, so
+                // the reduction cannot fail (a legal request has targets).
+                self.acc
+                    .finish(pkt.dtype, &mut out)
+                    .expect("rows of len*16 bytes reduce");
+                vec![partial(pkt, 0, out)]
             }
             Opcode::Write | Opcode::McSt => {
                 self.write_payload(pkt.maddr, pkt);
@@ -294,6 +338,25 @@ pub fn reduce(pkt: &Packet, rows: &[Vec<u8>]) -> Vec<u8> {
     // Rows are all `len * 16` bytes, a multiple of every lane size, and non-empty,
     // so the reduction cannot fail.
     reduce_lanes(pkt.dtype, pkt.rop, pkt.acc, &inputs, &mut out)
+        .expect("rows of len*16 bytes reduce");
+    out
+}
+
+/// [`reduce`] of borrowed rows (each `16 * pkt.len` bytes, at least one),
+/// with a reused accumulator.
+pub(crate) fn reduce_with<'a>(
+    acc: &mut Accumulator,
+    pkt: &Packet,
+    rows: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<u8> {
+    let row = 16 * pkt.len as usize;
+    acc.reset_lanes(row / pkt.dtype.bytes());
+    for r in rows {
+        acc.add_input(pkt.dtype, pkt.rop, pkt.acc, r)
+            .expect("rows of len*16 bytes reduce");
+    }
+    let mut out = vec![0u8; row];
+    acc.finish(pkt.dtype, &mut out)
         .expect("rows of len*16 bytes reduce");
     out
 }

@@ -40,8 +40,12 @@ pub struct Tlb {
     ways: usize,
     slots: Vec<Option<Entry>>,
     rr: Vec<usize>,
-    /// (local, aidx) → slot, so a fully associative lookup is O(1) in the model.
-    index: FxHashMap<(u32, u32), usize>,
+    /// Valid ways per set. Entries are never invalidated, so the valid ways of
+    /// a set are always its lowest ones.
+    filled: Vec<usize>,
+    /// [`key`] of (local, aidx) → slot, so a fully associative lookup is O(1)
+    /// in the model.
+    index: FxHashMap<u64, usize>,
     /// Counters.
     pub stats: TlbStats,
 }
@@ -55,6 +59,7 @@ impl Tlb {
             ways,
             slots: vec![None; entries],
             rr: vec![0; sets],
+            filled: vec![0; sets],
             index: FxHashMap::default(),
             stats: TlbStats::default(),
         }
@@ -68,7 +73,7 @@ impl Tlb {
     pub fn lookup(&mut self, local: u32, aidx: u32) -> Option<u32> {
         let hit = self
             .index
-            .get(&(local, aidx))
+            .get(&key(local, aidx))
             .and_then(|&i| self.slots[i])
             .map(|e| e.lidx);
         if hit.is_some() {
@@ -83,12 +88,13 @@ impl Tlb {
     pub fn fill(&mut self, local: u32, aidx: u32, lidx: u32) {
         let s = self.set_of(aidx);
         let base = s * self.ways;
-        let way = match self.slots[base..base + self.ways]
-            .iter()
-            .position(Option::is_none)
-        {
-            Some(w) => w,
-            None => {
+        // The lowest invalid way: the valid ways are the lowest `filled[s]`.
+        let way = match self.filled[s] {
+            w if w < self.ways => {
+                self.filled[s] += 1;
+                w
+            }
+            _ => {
                 let w = self.rr[s];
                 self.rr[s] = (w + 1) % self.ways;
                 self.stats.evictions += 1;
@@ -96,11 +102,16 @@ impl Tlb {
             }
         };
         if let Some(old) = self.slots[base + way] {
-            self.index.remove(&(old.local, old.aidx));
+            self.index.remove(&key(old.local, old.aidx));
         }
         self.slots[base + way] = Some(Entry { local, aidx, lidx });
-        self.index.insert((local, aidx), base + way);
+        self.index.insert(key(local, aidx), base + way);
     }
+}
+
+/// The index key of a translation.
+fn key(local: u32, aidx: u32) -> u64 {
+    (local as u64) << 32 | aidx as u64
 }
 
 #[cfg(test)]
