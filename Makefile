@@ -17,3 +17,9 @@ lint:
 test: tools lint
 	$(CARGO) test --workspace --release --locked
 	$(CARGO) run --release --locked -q -- regress --quick
+
+# Line and toggle coverage of the RTL (coverage models, built once, ~minutes):
+# target/coverage/{coverage.info,summary.json,html/index.html}.
+.PHONY: coverage
+coverage: tools
+	$(CARGO) run --release --locked --features coverage -- coverage --out target/coverage

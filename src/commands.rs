@@ -36,6 +36,9 @@ pub enum CliError {
         /// What is wrong.
         msg: String,
     },
+    /// A command that reports its errors as text (coverage).
+    #[error("{0}")]
+    Message(String),
     /// An output file could not be written.
     #[error("cannot write {path}: {err}")]
     Write {

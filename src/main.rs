@@ -2,6 +2,7 @@
 
 mod chart;
 mod commands;
+mod coverage_cmd;
 mod golden_cmd;
 mod regress_cmd;
 
@@ -111,6 +112,9 @@ enum Command {
     /// Run the RTL-versus-golden regression (property-based streams and sequences, bad
     /// input, reset, trace replays) over the built configurations; see docs/verification.md.
     Regress(regress_cmd::RegressArgs),
+    /// Line and toggle coverage of the RTL under the regression: lcov file, HTML report and
+    /// JSON summary (needs a build with `--features coverage`; `make coverage`).
+    Coverage(coverage_cmd::CoverageArgs),
 }
 
 fn main() -> ExitCode {
@@ -141,6 +145,8 @@ fn main() -> ExitCode {
         } => commands::demo(&out_dir, &dists, seed),
         Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
         Command::Golden { cmd } => return golden_cmd::main(cmd),
+        Command::Coverage(args) => coverage_cmd::run(&args, &regress_cmd::coverage_workload)
+            .map_err(commands::CliError::Message),
         Command::Regress(args) => {
             return match regress_cmd::run(args) {
                 Ok(true) => ExitCode::SUCCESS,

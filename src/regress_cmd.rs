@@ -66,6 +66,29 @@ fn print_result(r: &CaseResult) {
     }
 }
 
+/// The workload of `dysharp coverage`: the regression (quick or nightly size,
+/// `--seeds`), on all cores, without trace replays of calibrated data skipped
+/// silently (a skipped case is reported like any other).
+pub fn coverage_workload(a: &crate::coverage_cmd::CoverageArgs) -> Result<(), String> {
+    let size = if a.quick { Size::Quick } else { Size::Full };
+    let cases = plan(&PlanOptions {
+        size,
+        seeds: a.seeds.unwrap_or(1).max(1),
+        filter: None,
+        shard: Shard::default(),
+    });
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let s = run_cases(&cases, jobs, size, Shard::default(), &print_result);
+    if s.cases_failed > 0 {
+        return Err(format!(
+            "{} of {} regression cases failed under coverage",
+            s.cases_failed,
+            s.cases.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `dysharp regress`.
 pub fn run(a: RegressArgs) -> Result<bool, String> {
     let size = if a.quick { Size::Quick } else { Size::Full };

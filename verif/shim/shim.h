@@ -23,6 +23,9 @@ public:
     virtual void close_vcd() = 0;
     // Cycles run so far.
     virtual uint64_t cycles() const = 0;
+    // Write the coverage collected so far (Verilator coverage.dat format) to
+    // `path`; false if the model collects no coverage or the file cannot be written.
+    virtual bool write_coverage(rust::Str path) = 0;
 };
 
 // Creates model number `kind` (see the generated model table); nullptr if unknown.

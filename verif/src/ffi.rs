@@ -20,6 +20,10 @@ pub mod bridge {
         fn close_vcd(self: Pin<&mut Model>);
         /// Cycles run so far.
         fn cycles(self: &Model) -> u64;
+        /// Writes the coverage collected so far to `path` (Verilator's
+        /// `coverage.dat` format); false if the model has no coverage or the
+        /// file cannot be written.
+        fn write_coverage(self: Pin<&mut Model>, path: &str) -> bool;
     }
 }
 

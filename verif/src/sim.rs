@@ -1,8 +1,28 @@
 //! A running Verilator model: packed input/output words, named ports, cycles.
+//!
+//! # Coverage
+//! When the process environment has `DYSHARP_COVERAGE_DIR=<dir>` and the crate
+//! was built with the `coverage` feature (so `<name>_cov` models exist),
+//! [`Sim::new`] given a base name such as `top_p8` instantiates `top_p8_cov`
+//! instead, and the coverage it collected is written to
+//! `<dir>/<model>-<pid>-<n>.dat` when the `Sim` is dropped (or by
+//! [`Sim::finish_coverage`]); `n` counts the files of this process. Each file is
+//! complete once it has that name (it is written as `….dat.part` and renamed).
+//! Without the variable, or without the coverage model, nothing changes.
 
 use crate::ffi::bridge;
 use cxx::UniquePtr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Environment variable naming the folder for coverage files (see the module docs).
+pub const COVERAGE_DIR_ENV: &str = "DYSHARP_COVERAGE_DIR";
+
+/// Suffix of the coverage variant of a model (`top_p8` → `top_p8_cov`).
+pub const COVERAGE_SUFFIX: &str = "_cov";
+
+/// Coverage files written by this process so far (the `n` of the file names).
+static COVERAGE_FILES: AtomicU64 = AtomicU64::new(0);
 
 /// One port of a model: name, width in bits, offset in 32-bit words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +46,8 @@ pub struct ModelInfo {
     pub top: &'static str,
     /// Parameter overrides it was built with.
     pub params: &'static [(&'static str, &'static str)],
+    /// Built with Verilator line and toggle coverage (a `<name>_cov` model).
+    pub coverage: bool,
     /// Words of packed inputs.
     pub in_words: usize,
     /// Words of packed outputs.
@@ -42,6 +64,11 @@ impl ModelInfo {
     /// Looks a built model up by name.
     pub fn find(name: &str) -> Option<&'static ModelInfo> {
         MODELS.iter().find(|m| m.name == name)
+    }
+
+    /// The coverage variant of model `name` (`<name>_cov`), if it was built.
+    pub fn coverage_variant(name: &str) -> Option<&'static ModelInfo> {
+        Self::find(&format!("{name}{COVERAGE_SUFFIX}")).filter(|m| m.coverage)
     }
 
     /// A parameter's value as built (None if the RTL default was used).
@@ -96,6 +123,14 @@ pub enum SimError {
     /// The waveform file could not be opened.
     #[error("cannot open VCD file {0}")]
     Vcd(String),
+    /// The coverage file could not be written.
+    #[error("model `{model}`: cannot write coverage file {path}")]
+    Coverage {
+        /// Model.
+        model: &'static str,
+        /// File it tried to write.
+        path: PathBuf,
+    },
 }
 
 /// A running model.
@@ -104,6 +139,8 @@ pub struct Sim {
     info: &'static ModelInfo,
     inputs: Vec<u32>,
     outputs: Vec<u32>,
+    /// Folder the coverage file goes to; `None` when not collecting (or written).
+    coverage_dir: Option<PathBuf>,
 }
 
 fn get_bits(words: &[u32], offset: usize, lsb: usize, width: usize) -> u128 {
@@ -136,8 +173,23 @@ fn set_bits(words: &mut [u32], offset: usize, lsb: usize, width: usize, value: u
 
 impl Sim {
     /// Instantiates model `name` with random initial state from `seed` (non-zero).
+    ///
+    /// With `DYSHARP_COVERAGE_DIR` set and `<name>_cov` built, the coverage model
+    /// is used instead and its coverage is written on drop (see the module docs).
     pub fn new(name: &str, seed: u64) -> Result<Sim, SimError> {
-        let info = ModelInfo::find(name).ok_or_else(|| {
+        let dir = std::env::var_os(COVERAGE_DIR_ENV).filter(|d| !d.is_empty());
+        Self::open(name, seed, dir.map(PathBuf::from))
+    }
+
+    /// [`Sim::new`] with the coverage folder given (`None`: no coverage).
+    fn open(name: &str, seed: u64, coverage_dir: Option<PathBuf>) -> Result<Sim, SimError> {
+        let coverage_dir =
+            coverage_dir.and_then(|d| ModelInfo::coverage_variant(name).map(|m| (m, d)));
+        let info = match &coverage_dir {
+            Some((m, _)) => Some(*m),
+            None => ModelInfo::find(name),
+        };
+        let info = info.ok_or_else(|| {
             SimError::NoModel(
                 name.into(),
                 MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", "),
@@ -155,7 +207,38 @@ impl Sim {
             info,
             inputs: vec![0; info.in_words],
             outputs: vec![0; info.out_words],
+            coverage_dir: coverage_dir.map(|(_, d)| d),
         })
+    }
+
+    /// Whether this model collects coverage that is still to be written.
+    pub fn collects_coverage(&self) -> bool {
+        self.coverage_dir.is_some()
+    }
+
+    /// Writes the coverage collected so far to `<dir>/<model>-<pid>-<n>.dat` and
+    /// stops collecting (nothing more is written on drop). Returns the file, or
+    /// `None` if this model collects no coverage.
+    pub fn finish_coverage(&mut self) -> Result<Option<PathBuf>, SimError> {
+        let Some(dir) = self.coverage_dir.take() else {
+            return Ok(None);
+        };
+        let n = COVERAGE_FILES.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("{}-{}-{n}.dat", self.info.name, std::process::id()));
+        // Written under another name and renamed, so a reader that merges the
+        // folder's `*.dat` files while simulations run never sees half a file.
+        let part = path.with_extension("dat.part");
+        if self.model.pin_mut().write_coverage(&part.to_string_lossy())
+            && std::fs::rename(&part, &path).is_ok()
+        {
+            Ok(Some(path))
+        } else {
+            let _ = std::fs::remove_file(&part);
+            Err(SimError::Coverage {
+                model: self.info.name,
+                path,
+            })
+        }
     }
 
     /// The model's description.
@@ -264,6 +347,16 @@ impl Sim {
     }
 }
 
+impl Drop for Sim {
+    fn drop(&mut self) {
+        // Drop cannot fail: a coverage file that cannot be written is reported
+        // (the coverage command then finds fewer files than runs).
+        if let Err(e) = self.finish_coverage() {
+            eprintln!("warning: {e}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +370,47 @@ mod tests {
         assert_eq!(get_bits(&w, 1, 37, 3), 0b101);
         assert_eq!(get_bits(&w, 1, 5, 32), 0xABCDEF);
         assert_eq!(w[0], 0);
+    }
+
+    /// With a coverage model built (`--features coverage`), the base name gives
+    /// the coverage model, and its file is written by `finish_coverage` or on drop.
+    #[test]
+    fn coverage_model_writes_its_file() {
+        let Some(cov) = ModelInfo::coverage_variant("top_p4") else {
+            return; // built without the coverage feature
+        };
+        let dir = std::env::temp_dir().join(format!("dysharp-simcov-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut sim = Sim::open("top_p4", 3, Some(dir.clone())).unwrap();
+        assert_eq!(sim.info().name, cov.name);
+        assert!(sim.collects_coverage());
+        let rst = sim.input("rst_ni").unwrap();
+        for i in 0..20 {
+            sim.set(rst, u128::from(i > 4));
+            sim.cycle().unwrap();
+        }
+        let file = sim.finish_coverage().unwrap().unwrap();
+        assert!(!sim.collects_coverage());
+        assert_eq!(sim.finish_coverage().unwrap(), None);
+        drop(sim);
+        let mut c = crate::coverage::Coverage::new();
+        c.add_file(&file).unwrap();
+        let r = c.report(Path::new("/"));
+        assert!(r
+            .files
+            .iter()
+            .any(|f| f.file.ends_with("rtl/dysharp_top.sv")));
+        let (lines, toggles) = r.totals();
+        assert!(lines.covered > 0 && toggles.covered > 0 && toggles.total > toggles.covered);
+        // Dropped without finish_coverage: written on drop.
+        drop(Sim::open("top_p4", 3, Some(dir.clone())).unwrap());
+        let n = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(n, 2);
+        // Without a folder, the base model.
+        assert_eq!(
+            Sim::open("top_p4", 3, None).map(|s| s.info().name).ok(),
+            ModelInfo::find("top_p4").map(|m| m.name)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
