@@ -228,29 +228,33 @@ fn sixteen_ports() {
 fn every_port_sustains_line_rate() {
     for model in ["top_p4", "top_p8"] {
         let mut busiest = 0;
-        let b = case("every_port_sustains_line_rate", config(model, 0x88), |b, s| {
-            let n = b.ports();
-            let epp = b.golden.cfg.experts_per_port as u16;
-            let hub = b.golden.cfg.hub.clone();
-            for i in 0..60u64 {
-                for src in 0..n {
-                    let mut w = Packet::new(Opcode::Write);
-                    w.route = ((src + 1) % n) as u8;
-                    w.maddr = SCRATCH + 256 * (i % 8);
-                    w.len = 16;
-                    w.be = Some(u128::MAX);
-                    w.payload = s.payload(16, DType::F32);
-                    b.push(src, &w);
-                    let mut d = Packet::new(Opcode::DynSt);
-                    d.targets = vec![((src + 2) % n) as u16 * epp + (i % epp as u64) as u16];
-                    d.maddr = hub.mbase + ((i * n as u64 + src as u64) << hub.log2_bsize);
-                    d.len = 16;
-                    d.be = Some(u128::MAX);
-                    d.payload = s.payload(16, DType::Bf16);
-                    b.push(src, &d);
+        let b = case(
+            "every_port_sustains_line_rate",
+            config(model, 0x88),
+            |b, s| {
+                let n = b.ports();
+                let epp = b.golden.cfg.experts_per_port as u16;
+                let hub = b.golden.cfg.hub.clone();
+                for i in 0..60u64 {
+                    for src in 0..n {
+                        let mut w = Packet::new(Opcode::Write);
+                        w.route = ((src + 1) % n) as u8;
+                        w.maddr = SCRATCH + 256 * (i % 8);
+                        w.len = 16;
+                        w.be = Some(u128::MAX);
+                        w.payload = s.payload(16, DType::F32);
+                        b.push(src, &w);
+                        let mut d = Packet::new(Opcode::DynSt);
+                        d.targets = vec![((src + 2) % n) as u16 * epp + (i % epp as u64) as u16];
+                        d.maddr = hub.mbase + ((i * n as u64 + src as u64) << hub.log2_bsize);
+                        d.len = 16;
+                        d.be = Some(u128::MAX);
+                        d.payload = s.payload(16, DType::Bf16);
+                        b.push(src, &d);
+                    }
                 }
-            }
-        });
+            },
+        );
         let c = b.counters();
         for q in 0..b.ports() {
             busiest = busiest.max(c.up_flits[q]).max(c.dn_flits[q]);

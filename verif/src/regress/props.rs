@@ -284,13 +284,13 @@ fn run_ops(
     (checked, result)
 }
 
-/// Shrinking budget: `PROPTEST_MAX_SHRINK_ITERS` runs (default 48), at most 3 minutes.
+/// Shrinking budget: `PROPTEST_MAX_SHRINK_ITERS` runs (default 1000), at most 90 seconds.
 fn shrink_budget() -> (u32, Duration) {
     let iters = std::env::var("PROPTEST_MAX_SHRINK_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(48);
-    (iters, Duration::from_secs(180))
+        .unwrap_or(1000);
+    (iters, Duration::from_secs(90))
 }
 
 /// Draws the input of `seed` from `strategy`, runs it and shrinks it on failure.
@@ -311,7 +311,7 @@ where
         Config::default(),
         TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
     );
-    let mut tree = strategy
+    let tree = strategy
         .new_tree(&mut runner)
         .map_err(|e| CaseFail::error(format!("cannot draw an input: {e}")))?;
     let (p, ops) = tree.current();
@@ -320,35 +320,66 @@ where
     let Err(first) = first else {
         return Ok(Outcome::Passed);
     };
-    // Shrink: simplify while the input still fails, complicate back when it passes.
+    // Shrink. Each operation carries its own seed, so any subsequence is a valid input:
+    // delta debugging (drop chunks of halving size while the input still fails), then
+    // the backpressure setting to none.
     let mut fail = CaseFail::from(first);
-    let mut best = format!("{} ops, {p:?}: {ops:?}", ops.len());
     let (max_iters, max_time) = shrink_budget();
     let start = Instant::now();
-    let mut last_failed = true;
-    let mut iters = 0;
-    while iters < max_iters && start.elapsed() < max_time {
-        let moved = if last_failed {
-            tree.simplify()
-        } else {
-            tree.complicate()
-        };
-        if !moved {
-            break;
+    let mut runs = 0u32;
+    let mut last_error = fail.message.clone();
+    let mut fails = |p: &Pressure, ops: &[Op]| -> bool {
+        if runs >= max_iters || start.elapsed() >= max_time {
+            return false;
         }
-        iters += 1;
-        let (p, ops) = tree.current();
-        let (_, r) = run_ops(model, seed, &p, &ops, None);
-        last_failed = r.is_err();
-        if let Err(e) = r {
-            best = format!("{} ops, {p:?}: {ops:?} ({e})", ops.len());
+        runs += 1;
+        match run_ops(model, seed, p, ops, None).1 {
+            Err(e) => {
+                last_error = e.to_string();
+                true
+            }
+            Ok(()) => false,
+        }
+    };
+    let mut p = p;
+    let mut ops = ops;
+    let mut n = 2usize;
+    while ops.len() >= 2 {
+        let chunk = ops.len().div_ceil(n);
+        let smaller = (0..n).find_map(|i| {
+            let lo = (i * chunk).min(ops.len());
+            let hi = ((i + 1) * chunk).min(ops.len());
+            let candidate: Vec<Op> = ops[..lo].iter().chain(&ops[hi..]).copied().collect();
+            (lo < hi && fails(&p, &candidate)).then_some(candidate)
+        });
+        let reduced = smaller.is_some();
+        if let Some(c) = smaller {
+            ops = c;
+            n = (n - 1).max(2);
+        }
+        if !reduced {
+            if n >= ops.len() {
+                break;
+            }
+            n = (2 * n).min(ops.len());
         }
     }
+    let calm = Pressure {
+        inject_stall: 0.0,
+        sm_stall: 0.0,
+        mem_stall: 0.0,
+        latency: (1, 1),
+        ..p.clone()
+    };
+    if fails(&calm, &ops) {
+        p = calm;
+    }
+    let mut best = format!("{} ops, {p:?}: {ops:?} ({last_error})", ops.len());
     if best.len() > 4000 {
         best.truncate(4000);
         best.push_str(" …");
     }
-    fail.shrunk = Some(format!("after {iters} shrink runs: {best}"));
+    fail.shrunk = Some(format!("after {runs} shrink runs: {best}"));
     Err(fail)
 }
 
