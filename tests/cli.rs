@@ -227,7 +227,9 @@ fn errors_name_file_line_and_field() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for sub in ["gen", "stats", "replay", "demo", "gen-pkg"] {
+    for sub in [
+        "gen", "stats", "replay", "demo", "gen-pkg", "golden", "regress", "coverage",
+    ] {
         let out = ok(&[sub, "--help"]);
         assert!(out.contains("Usage"), "{sub}");
     }
@@ -267,4 +269,54 @@ fn demo_writes_its_report() {
     assert!(out.contains("RTL engine"), "{out}");
     let svg = std::fs::read_to_string(dir.path().join("report.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("dispatch uplink"));
+}
+
+#[test]
+fn regress_plans_shards_and_rejects_bad_flags() {
+    let all = ok(&["regress", "--quick", "--list"]);
+    let all: Vec<&str> = all.lines().collect();
+    assert!(all.len() >= 20, "{all:?}");
+    for kind in ["stream/", "sequence/", "badinput/", "reset/", "trace/"] {
+        assert!(all.iter().any(|c| c.starts_with(kind)), "no {kind} case");
+    }
+    // Three shards list every case exactly once.
+    let mut union: Vec<String> = (1..=3)
+        .flat_map(|k| {
+            let shard = format!("{k}/3");
+            ok(&["regress", "--quick", "--shard", &shard, "--list"])
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    union.sort();
+    let mut want: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(union, want);
+    for (args, needle) in [
+        (&["regress", "--shard", "3/2"][..], "shard \"3/2\""),
+        (&["regress", "--shard", "x"][..], "shard \"x\""),
+        (&["regress", "--seeds", "0"][..], "--seeds"),
+        (&["regress", "--jobs", "0", "--quick"][..], "--jobs"),
+        (
+            &["regress", "--only", "no-such-case"][..],
+            "no case matches",
+        ),
+        (
+            &["regress", "--case", "stream/top_p9", "--seed", "1"][..],
+            "top_p9",
+        ),
+        (
+            &["regress", "--case", "trace/nope/uniform", "--seed", "1"][..],
+            "nope",
+        ),
+        (
+            &["regress", "--case", "stream/top_p8", "--seed", "0"][..],
+            "seed",
+        ),
+        (&["regress", "--case", "stream/top_p8"][..], "--seed"),
+    ] {
+        let e = err(args);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
 }
