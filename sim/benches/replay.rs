@@ -12,17 +12,7 @@ use dysharp_sim::traffic::Token;
 fn default_tokens(dist: &str) -> Vec<Token> {
     let spec: DistSpec = dist.parse().expect("dist");
     let trace = generate(&spec, 4096, 256, 8, 8, 1).expect("trace");
-    let (step, layer) = trace.default_step_layer().expect("records");
-    trace
-        .tokens(step, layer)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (rank, _, e))| Token {
-            src: rank as usize,
-            aidx: i as u32,
-            experts: e.to_vec(),
-        })
-        .collect()
+    trace.replay_tokens().0
 }
 
 fn bench(c: &mut Criterion) {

@@ -539,17 +539,7 @@ mod tests {
         ] {
             let spec: DistSpec = dist.parse().expect("dist");
             let trace = generate(&spec, 600, 32, 4, 4, 3).expect("trace");
-            let (step, layer) = trace.default_step_layer().expect("records");
-            let tokens: Vec<Token> = trace
-                .tokens(step, layer)
-                .into_iter()
-                .enumerate()
-                .map(|(i, (rank, _, e))| Token {
-                    src: rank as usize,
-                    aidx: i as u32,
-                    experts: e.to_vec(),
-                })
-                .collect();
+            let (tokens, _) = trace.replay_tokens();
             let opts = ReplayOptions {
                 ep: 4,
                 experts: 32,

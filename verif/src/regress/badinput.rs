@@ -71,6 +71,21 @@ fn sizes(size: Size) -> (u64, u64) {
     }
 }
 
+/// The bench, stimulus and random stream of a case (`salt` tells the kinds apart).
+fn setup(
+    model: &str,
+    seed: u64,
+    salt: u64,
+    vcd: Option<PathBuf>,
+) -> Result<(Pressure, Bench, Stimulus, ChaCha8Rng), CaseFail> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ salt);
+    let p = pressure(&mut rng);
+    let b = Bench::new(bench_config(model, seed, &p, vcd))?;
+    let mut s = Stimulus::new(&b.golden.cfg, seed);
+    s.max_k = b.golden.cfg.max_targets.min(16);
+    Ok((p, b, s, rng))
+}
+
 fn finish(b: &mut Bench, checked: &mut Checked) {
     b.close();
     let st = b.stats();
@@ -87,11 +102,7 @@ pub(crate) fn campaign(
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xBAD1_4B07);
-    let p = pressure(&mut rng);
-    let mut b = Bench::new(bench_config(model, seed, &p, vcd))?;
-    let mut s = Stimulus::new(&b.golden.cfg, seed);
-    s.max_k = b.golden.cfg.max_targets.min(16);
+    let (p, mut b, mut s, mut rng) = setup(model, seed, 0xBAD1_4B07, vcd)?;
     let (bad, good) = sizes(size);
     let total = bad + good;
     let result = (|| -> Result<(), TbError> {
@@ -135,11 +146,7 @@ pub(crate) fn resets(
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x4E5E_7000);
-    let p = pressure(&mut rng);
-    let mut b = Bench::new(bench_config(model, seed, &p, vcd))?;
-    let mut s = Stimulus::new(&b.golden.cfg, seed);
-    s.max_k = b.golden.cfg.max_targets.min(16);
+    let (p, mut b, mut s, mut rng) = setup(model, seed, 0x4E5E_7000, vcd)?;
     let rounds = match size {
         Size::Quick => 4,
         Size::Full => 40,

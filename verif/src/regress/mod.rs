@@ -174,8 +174,12 @@ pub fn run_case(case: &Case, vcd: Option<PathBuf>) -> CaseResult {
     let start = Instant::now();
     let mut checked = Checked::default();
     let outcome = match &case.kind {
-        Kind::Stream { model } => props::stream(model, case.seed, case.size, vcd, &mut checked),
-        Kind::Sequence { model } => props::sequence(model, case.seed, case.size, vcd, &mut checked),
+        Kind::Stream { model } => {
+            props::ops_case(false, model, case.seed, case.size, vcd, &mut checked)
+        }
+        Kind::Sequence { model } => {
+            props::ops_case(true, model, case.seed, case.size, vcd, &mut checked)
+        }
         Kind::BadInput { model } => {
             badinput::campaign(model, case.seed, case.size, vcd, &mut checked)
         }

@@ -390,32 +390,20 @@ fn ops_len(size: Size) -> std::ops::RangeInclusive<usize> {
     }
 }
 
-/// A `stream/MODEL` case.
-pub(crate) fn stream(
+/// A `stream/MODEL` (`sequence` false) or `sequence/MODEL` case.
+pub(crate) fn ops_case(
+    sequence: bool,
     model: &str,
     seed: u64,
     size: Size,
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let strategy = (
-        pressure(),
-        prop::collection::vec(stream_op(), ops_len(size)),
-    );
-    property(model, seed, strategy, vcd, checked)
-}
-
-/// A `sequence/MODEL` case.
-pub(crate) fn sequence(
-    model: &str,
-    seed: u64,
-    size: Size,
-    vcd: Option<PathBuf>,
-    checked: &mut Checked,
-) -> Result<Outcome, CaseFail> {
-    let strategy = (
-        pressure(),
-        prop::collection::vec(sequence_op(), ops_len(size)),
-    );
+    let op = if sequence {
+        sequence_op().boxed()
+    } else {
+        stream_op().boxed()
+    };
+    let strategy = (pressure(), prop::collection::vec(op, ops_len(size)));
     property(model, seed, strategy, vcd, checked)
 }
