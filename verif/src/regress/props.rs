@@ -386,7 +386,7 @@ where
 fn ops_len(size: Size) -> std::ops::RangeInclusive<usize> {
     match size {
         Size::Quick => 40..=120,
-        Size::Full => 100..=400,
+        Size::Full => 400..=1500,
     }
 }
 
