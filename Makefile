@@ -22,4 +22,4 @@ test: tools lint
 # target/coverage/{coverage.info,summary.json,html/index.html}.
 .PHONY: coverage
 coverage: tools
-	$(CARGO) run --release --locked --features coverage -- coverage --out target/coverage
+	$(CARGO) run --release --locked --features coverage -- coverage --quick --out target/coverage
