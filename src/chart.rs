@@ -40,7 +40,13 @@ pub fn text_summary(r: &ReplayReport, secs: f64) -> String {
     let _ = writeln!(
         s,
         "replay ({}): {} tokens, {} B per token row, top-{}, {} experts, EP {}: {:.3} s",
-        r.engine, r.tokens, r.payload_bytes_per_token, r.topk, r.experts, r.ep, secs
+        r.engine,
+        r.shape.tokens,
+        r.shape.payload_bytes_per_token,
+        r.shape.topk,
+        r.shape.experts,
+        r.shape.ep,
+        secs
     );
     let _ = writeln!(
         s,
@@ -88,7 +94,13 @@ pub fn rtl_summary(r: &RtlReplayReport) -> String {
     let _ = writeln!(
         s,
         "replay (rtl, model {}): {} tokens, hidden {}, {} B per token row, top-{}, {} experts, EP {}",
-        r.model, r.tokens, r.hidden, r.payload_bytes_per_token, r.topk, r.experts, r.ep
+        r.model,
+        r.shape.tokens,
+        r.shape.hidden,
+        r.shape.payload_bytes_per_token,
+        r.shape.topk,
+        r.shape.experts,
+        r.shape.ep
     );
     for (name, ph) in [("dispatch", &r.dispatch), ("combine", &r.combine)] {
         let (du, dd) = ph.traffic.payload_totals();

@@ -7,7 +7,7 @@ use dysharp_sim::packet::svpkg;
 use dysharp_sim::replay::{replay_golden, ReplayError, ReplayOptions, ReplayReport};
 use dysharp_sim::trace::{generate, DistSpec, GenError, StatsError, Trace, TraceError, TraceStats};
 use dysharp_sim::traffic::Token;
-use dysharp_verif::replay_rtl::{replay_rtl, RtlReplayReport};
+use dysharp_verif::replay_rtl::{replay_rtl, RtlReplayError, RtlReplayReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -28,6 +28,9 @@ pub enum CliError {
     /// The replay cannot run.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// The RTL replay cannot run or failed.
+    #[error(transparent)]
+    Rtl(#[from] RtlReplayError),
     /// A flag's value is invalid.
     #[error("invalid value for --{flag}: {msg}")]
     Flag {

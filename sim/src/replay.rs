@@ -54,11 +54,10 @@ pub struct PhaseReport {
     pub packets: u64,
 }
 
-/// Result of a replay.
+/// The workload a replay ran (shared by the golden and RTL reports; flattened into
+/// their JSON).
 #[derive(Clone, Debug, Serialize)]
-pub struct ReplayReport {
-    /// Engine name.
-    pub engine: String,
+pub struct ReplayShape {
     /// Tokens replayed.
     pub tokens: usize,
     /// EP ranks.
@@ -67,12 +66,37 @@ pub struct ReplayReport {
     pub experts: usize,
     /// Top-k.
     pub topk: usize,
-    /// Hidden size.
+    /// Hidden size actually replayed.
     pub hidden: usize,
     /// Element type.
     pub dtype: DType,
     /// Bytes of one token row.
     pub payload_bytes_per_token: usize,
+}
+
+impl ReplayShape {
+    /// The shape of replaying `tokens` tokens of top-`topk` with `opts`.
+    pub fn new(tokens: usize, topk: usize, opts: &ReplayOptions) -> Self {
+        ReplayShape {
+            tokens,
+            ep: opts.ep,
+            experts: opts.experts,
+            topk,
+            hidden: opts.hidden,
+            dtype: opts.dtype,
+            payload_bytes_per_token: opts.hidden * opts.dtype.bytes(),
+        }
+    }
+}
+
+/// Result of a replay.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayReport {
+    /// Engine name.
+    pub engine: String,
+    /// The workload replayed.
+    #[serde(flatten)]
+    pub shape: ReplayShape,
     /// Dispatch phase.
     pub dispatch: PhaseReport,
     /// Combine phase.
@@ -429,13 +453,7 @@ pub fn replay_golden(
         );
         Ok(ReplayReport {
             engine: "golden".into(),
-            tokens: tokens.len(),
-            ep: opts.ep,
-            experts: opts.experts,
-            topk,
-            hidden: opts.hidden,
-            dtype: opts.dtype,
-            payload_bytes_per_token: row.row_bytes,
+            shape: ReplayShape::new(tokens.len(), topk, opts),
             dispatch: PhaseReport {
                 traffic: expected.dispatch,
                 packets: dispatch_packets,

@@ -4,10 +4,10 @@
 //! scoreboard, byte counts read from the RTL's own link counters.
 
 use crate::tb::{Bench, BenchConfig, RtlCounters, TbError};
-use dysharp_sim::numerics::DType;
 use dysharp_sim::packet::{ErrorCode, Opcode, Packet, Stage};
 use dysharp_sim::replay::{
     combine_packet, dispatch_packet, replay_config, token_row, ReplayError, ReplayOptions,
+    ReplayShape,
 };
 use dysharp_sim::traffic::{account, PhaseTraffic, RowShape, Token};
 use serde::Serialize;
@@ -44,27 +44,17 @@ pub struct RtlReplayReport {
     pub engine: String,
     /// Verilator model used.
     pub model: String,
-    /// Tokens replayed.
-    pub tokens: usize,
-    /// EP ranks.
-    pub ep: usize,
-    /// Experts.
-    pub experts: usize,
-    /// Top-k.
-    pub topk: usize,
-    /// Hidden size actually replayed.
-    pub hidden: usize,
-    /// Element type.
-    pub dtype: DType,
-    /// Bytes of one token row.
-    pub payload_bytes_per_token: usize,
+    /// The workload replayed.
+    #[serde(flatten)]
+    pub shape: ReplayShape,
     /// Dispatch phase.
     pub dispatch: RtlPhase,
     /// Combine phase.
     pub combine: RtlPhase,
     /// Total cycles (both phases).
     pub cycles: u64,
-    /// Scoreboard mismatches (the run stops at the first one, so 0 or 1).
+    /// Scoreboard mismatches: always 0 in a returned report, because the first
+    /// mismatch ends the replay with an error (kept for the JSON's `mismatches` key).
     pub mismatches: u64,
     /// Packets checked by the scoreboard.
     pub packets_checked: u64,
@@ -96,8 +86,20 @@ pub fn model_for(ep: usize) -> Option<(&'static str, usize)> {
     }
 }
 
-fn err(e: impl std::fmt::Display) -> ReplayError {
-    ReplayError::Shape(e.to_string())
+/// Why an RTL replay failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RtlReplayError {
+    /// The shape does not fit the model (or the golden replay's configuration).
+    #[error(transparent)]
+    Shape(#[from] ReplayError),
+    /// The bench failed: a difference from the golden model, an assertion, or a
+    /// phase that did not drain ([`TbError::Timeout`]).
+    #[error(transparent)]
+    Bench(#[from] TbError),
+}
+
+fn err(e: impl std::fmt::Display) -> RtlReplayError {
+    RtlReplayError::Shape(ReplayError::Shape(e.to_string()))
 }
 
 fn phase_from(
@@ -190,7 +192,7 @@ pub fn replay_rtl(
     opts: &ReplayOptions,
     seed: u64,
     mut progress: impl FnMut(&str, u64),
-) -> Result<RtlReplayReport, ReplayError> {
+) -> Result<RtlReplayReport, RtlReplayError> {
     let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
         err(format!(
             "no RTL model for EP {}: built models have 4, 8 or 16 ports",
@@ -212,8 +214,8 @@ pub fn replay_rtl(
     let gcfg = replay_config(opts, tokens.len(), topk)?;
     let mut bcfg = BenchConfig::new(model, seed);
     bcfg.hub = gcfg.hub.clone();
-    let latency = zero_load_latency(model, seed).map_err(err)?;
-    let mut b = Bench::new(bcfg).map_err(err)?;
+    let latency = zero_load_latency(model, seed)?;
+    let mut b = Bench::new(bcfg)?;
     // The golden configuration of the bench, for addresses.
     let cfg = b.golden.cfg.clone();
     let mtok: Vec<Token> = tokens
@@ -236,7 +238,7 @@ pub fn replay_rtl(
     let start = std::time::Instant::now();
     let mut buf = Vec::new();
     let mut run_phase =
-        |b: &mut Bench, name: &str, make: &mut MakePacket| -> Result<PhaseRun, ReplayError> {
+        |b: &mut Bench, name: &str, make: &mut MakePacket| -> Result<PhaseRun, RtlReplayError> {
             let before = b.counters();
             let mut packets = 0u64;
             for t in &mtok {
@@ -252,20 +254,24 @@ pub fn replay_rtl(
             let c0 = b.cycles();
             let mut last_report = c0;
             while b.queued() > 0 || !b.is_drained() {
-                b.step().map_err(err)?;
+                b.step()?;
                 if b.cycles() - last_report >= 10_000 {
                     last_report = b.cycles();
                     progress(name, b.cycles() - c0);
                 }
-                if b.cycles() - c0
-                    > 50 * (expected.dispatch.lower_bound_cycles
-                        + expected.combine.lower_bound_cycles)
-                        + 100_000
-                {
-                    return Err(err(format!("{name} did not drain")));
+                let limit = 50
+                    * (expected.dispatch.lower_bound_cycles + expected.combine.lower_bound_cycles)
+                    + 100_000;
+                if b.cycles() - c0 > limit {
+                    return Err(TbError::Timeout {
+                        cycle: b.cycles(),
+                        limit,
+                        pending: format!("{name} phase: {} frames unsent", b.queued()),
+                    }
+                    .into());
                 }
             }
-            b.check_counters().map_err(err)?;
+            b.check_counters()?;
             Ok((b.cycles() - c0, packets, before, b.counters()))
         };
     let (dc, dp, d0, d1) = run_phase(&mut b, "dispatch", &mut |t, remote, c, len| {
@@ -292,13 +298,7 @@ pub fn replay_rtl(
     Ok(RtlReplayReport {
         engine: "rtl".into(),
         model: model.into(),
-        tokens: tokens.len(),
-        ep: opts.ep,
-        experts: opts.experts,
-        topk,
-        hidden: opts.hidden,
-        dtype: opts.dtype,
-        payload_bytes_per_token: row.row_bytes,
+        shape: ReplayShape::new(tokens.len(), topk, opts),
         dispatch: phase_from(&d0, &d1, &expected.dispatch, dc, dp),
         combine: phase_from(&c0, &c1, &expected.combine, cc, cp),
         cycles: dc + cc,

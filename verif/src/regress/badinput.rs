@@ -11,7 +11,7 @@
 //!   data slot its expert allocated) or the identity scratch range.
 
 use super::props::{bench_config, drain_bound, push_frame, Pressure};
-use super::{CaseFail, Checked, Outcome, Size};
+use super::{Case, CaseFail, Checked, Outcome, Size};
 use crate::stimulus::Stimulus;
 use crate::tb::{Bench, TbError};
 use dysharp_sim::packet::Flit;
@@ -97,11 +97,11 @@ fn finish(b: &mut Bench, checked: &mut Checked) {
 /// A `badinput/MODEL` case: malformed frames interleaved with legal traffic.
 pub(crate) fn campaign(
     model: &str,
-    seed: u64,
-    size: Size,
+    case: &Case,
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
+    let (seed, size) = (case.seed, case.size);
     let (p, mut b, mut s, mut rng) = setup(model, seed, 0xBAD1_4B07, vcd)?;
     let (bad, good) = sizes(size);
     let total = bad + good;
@@ -141,11 +141,11 @@ pub(crate) fn campaign(
 /// the reset may come out.
 pub(crate) fn resets(
     model: &str,
-    seed: u64,
-    size: Size,
+    case: &Case,
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
+    let (seed, size) = (case.seed, case.size);
     let (p, mut b, mut s, mut rng) = setup(model, seed, 0x4E5E_7000, vcd)?;
     let rounds = match size {
         Size::Quick => 4,

@@ -174,17 +174,12 @@ pub fn run_case(case: &Case, vcd: Option<PathBuf>) -> CaseResult {
     let start = Instant::now();
     let mut checked = Checked::default();
     let outcome = match &case.kind {
-        Kind::Stream { model } => {
-            props::ops_case(false, model, case.seed, case.size, vcd, &mut checked)
+        Kind::Stream { model } | Kind::Sequence { model } => {
+            props::ops_case(model, case, vcd, &mut checked)
         }
-        Kind::Sequence { model } => {
-            props::ops_case(true, model, case.seed, case.size, vcd, &mut checked)
-        }
-        Kind::BadInput { model } => {
-            badinput::campaign(model, case.seed, case.size, vcd, &mut checked)
-        }
-        Kind::Reset { model } => badinput::resets(model, case.seed, case.size, vcd, &mut checked),
-        Kind::Trace(t) => traces::replay(t, case.seed, case.size, &mut checked),
+        Kind::BadInput { model } => badinput::campaign(model, case, vcd, &mut checked),
+        Kind::Reset { model } => badinput::resets(model, case, vcd, &mut checked),
+        Kind::Trace(t) => traces::replay(t, case.seed, &mut checked),
     };
     let (skipped, failure) = match outcome {
         Ok(Outcome::Passed) => (None, None),

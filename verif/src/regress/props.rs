@@ -13,7 +13,7 @@
 //! between phases — the role `proptest-state-machine` plays, with transitions
 //! whose concrete packets are drawn from the state when they are applied.
 
-use super::{CaseFail, Checked, Outcome, Size};
+use super::{Case, CaseFail, Checked, Kind, Outcome, Size};
 use crate::stimulus::{Stimulus, SCRATCH};
 use crate::tb::{Bench, BenchConfig, TbError};
 use dysharp_sim::packet::{decode, Origin, Packet};
@@ -390,20 +390,18 @@ fn ops_len(size: Size) -> std::ops::RangeInclusive<usize> {
     }
 }
 
-/// A `stream/MODEL` (`sequence` false) or `sequence/MODEL` case.
+/// A `stream/MODEL` or `sequence/MODEL` case.
 pub(crate) fn ops_case(
-    sequence: bool,
     model: &str,
-    seed: u64,
-    size: Size,
+    case: &Case,
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let op = if sequence {
+    let op = if matches!(case.kind, Kind::Sequence { .. }) {
         sequence_op().boxed()
     } else {
         stream_op().boxed()
     };
-    let strategy = (pressure(), prop::collection::vec(op, ops_len(size)));
-    property(model, seed, strategy, vcd, checked)
+    let strategy = (pressure(), prop::collection::vec(op, ops_len(case.size)));
+    property(model, case.seed, strategy, vcd, checked)
 }

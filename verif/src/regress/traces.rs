@@ -3,8 +3,8 @@
 //! checked), at hidden [`TRACE_HIDDEN`].
 
 use super::plan::{TraceCase, TRACE_HIDDEN};
-use super::{counts_file, CaseFail, Checked, FailKind, Outcome, Size};
-use crate::replay_rtl::replay_rtl;
+use super::{counts_file, CaseFail, Checked, Outcome};
+use crate::replay_rtl::{replay_rtl, RtlReplayError};
 use dysharp_sim::numerics::DType;
 use dysharp_sim::replay::ReplayOptions;
 use dysharp_sim::trace::gen::{generate, DistSpec};
@@ -27,12 +27,7 @@ fn dist(d: &str) -> Result<Option<DistSpec>, CaseFail> {
 }
 
 /// A `trace/SHAPE/DIST` case.
-pub(crate) fn replay(
-    t: &TraceCase,
-    seed: u64,
-    _size: Size,
-    checked: &mut Checked,
-) -> Result<Outcome, CaseFail> {
+pub(crate) fn replay(t: &TraceCase, seed: u64, checked: &mut Checked) -> Result<Outcome, CaseFail> {
     let Some(spec) = dist(&t.dist)? else {
         return Ok(Outcome::Skipped(
             "no routing counts file (set DYSHARP_COUNTS or provide ../shared/data/routing/expert_counts.csv)"
@@ -49,22 +44,9 @@ pub(crate) fn replay(
         dtype: DType::Bf16,
         seed,
     };
-    let r = replay_rtl(&tokens, topk, &opts, seed, |_, _| {}).map_err(|e| {
-        let message = e.to_string();
-        // replay_rtl reports a bench failure as text: a drain failure is a hang, a
-        // difference (reported with its cycle) a mismatch.
-        let kind = if message.contains("drain") {
-            FailKind::Hang
-        } else if message.contains("cycle ") {
-            FailKind::Mismatch
-        } else {
-            FailKind::Error
-        };
-        CaseFail {
-            kind,
-            message,
-            shrunk: None,
-        }
+    let r = replay_rtl(&tokens, topk, &opts, seed, |_, _| {}).map_err(|e| match e {
+        RtlReplayError::Bench(tb) => CaseFail::from(tb),
+        RtlReplayError::Shape(s) => CaseFail::error(s.to_string()),
     })?;
     checked.packets = r.packets_checked;
     checked.mem_accesses = r.mem_checked;
