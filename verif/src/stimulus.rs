@@ -46,9 +46,12 @@ impl Stimulus {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
     }
 
-    /// Tokens dispatched so far.
-    pub fn dispatched(&self) -> usize {
-        self.dispatched.len()
+    /// The algebraic index of a new token from `src` to `targets`, recorded as dispatched.
+    fn new_token(&mut self, src: usize, targets: &[u16]) -> u32 {
+        let aidx = self.next_aidx;
+        self.next_aidx = (self.next_aidx + 1) % (1 << self.cfg.hub.log2_al_entries.min(20));
+        self.dispatched.push((src, aidx, targets.to_vec()));
+        aidx
     }
 
     fn tag(&mut self, port: usize) -> u16 {
@@ -116,9 +119,7 @@ impl Stimulus {
         let src = self.rng.gen_range(0..self.cfg.num_ports);
         let k = self.rng.gen_range(1..=self.max_k);
         let targets = self.random_targets(src, k);
-        let aidx = self.next_aidx;
-        self.next_aidx = (self.next_aidx + 1) % (1 << self.cfg.hub.log2_al_entries.min(20));
-        self.dispatched.push((src, aidx, targets.clone()));
+        let aidx = self.new_token(src, &targets);
         let mut p = Packet::new(Opcode::DynSt);
         p.len = self.rng.gen_range(1..=16);
         p.maddr = self.maddr(aidx, 0);
@@ -161,9 +162,7 @@ impl Stimulus {
         let (src, first) = self.dyn_st();
         let mut out = vec![(src, first.clone())];
         for _ in 1..n {
-            let aidx = self.next_aidx;
-            self.next_aidx = (self.next_aidx + 1) % (1 << self.cfg.hub.log2_al_entries.min(20));
-            self.dispatched.push((src, aidx, first.targets.clone()));
+            let aidx = self.new_token(src, &first.targets);
             let mut p = first.clone();
             p.len = 1;
             p.be = Some(u128::MAX);
@@ -177,7 +176,9 @@ impl Stimulus {
 
     /// A Dispatch store or Combine load-reduce whose multimem address fails the
     /// hub's range check (`ERR_RANGE`): below the multimem base, an algebraic
-    /// index beyond the AL table, or a row offset plus length past the row.
+    /// index beyond the AL table, or a row offset plus length past the row. (A
+    /// store's token stays in the record of dispatched tokens; combining it later
+    /// is a legal `ERR_UNMAPPED` case.)
     pub fn dyn_out_of_range(&mut self) -> (usize, Packet) {
         let store = self.rng.gen_bool(0.5);
         let (src, mut p) = if store {
