@@ -17,17 +17,21 @@
 //              After a miss, T1 stalls until the walk resolves (fill done), so every lookup sees
 //              every earlier fill, exactly as the sequential golden model.
 //   issue (I): owns the memory request register; runs each job (walk, AL write, data lines) in
-//              order. Reads may be pipelined (up to TagDepth outstanding); the order of requests
+//              order. A request is one beat of 1..MemLines consecutive 16-byte lines (a walk
+//              and an AL write are one line; data lines go MemLines at a time). Reads may be
+//              pipelined (up to TagDepth outstanding); split into lines, the order of requests
 //              on the memory port is the golden order.
-//   response : read data returns in order with a tag (walk word, raw data for RSP_READ, or f32
-//              lane accumulation for load-reduces, dysharp_fp_pkg) -> payload FIFO.
+//   response : read beats return in order with a tag (walk word, raw data for RSP_READ, or f32
+//              lane accumulation for load-reduces, dysharp_fp_pkg, MemLines lines per cycle)
+//              -> payload FIFO of beats. The walk word is used in the cycle it arrives.
 //   output   : response headers (header queue) followed by their payload flits.
 
 module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned TlbEntries     = 512,
-  parameter int unsigned TlbWays        = 512   // TlbEntries = fully associative (CAM)
+  parameter int unsigned TlbWays        = 512,  // TlbEntries = fully associative (CAM)
+  parameter int unsigned MemLines       = 4     // 16-byte lines per memory beat (1..MaxLen)
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
@@ -48,16 +52,19 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   input  logic                    rsp_ready_i,
   output flit_t                   rsp_data_o,
   output logic                    rsp_last_o,
-  // GPU memory port, 16-byte lines.
+  // GPU memory port: a beat of mem_req_lines_o (1..MemLines) consecutive 16-byte lines from
+  // mem_req_addr_o; line i at [128*i +: 128] of the data and [16*i +: 16] of the strobes (lines
+  // past the count are zero). One read response beat per read, in order, laid out the same way.
   output logic                    mem_req_valid_o,
   input  logic                    mem_req_ready_i,
   output logic                    mem_req_we_o,
   output logic [47:0]             mem_req_addr_o,
-  output logic [127:0]            mem_req_wdata_o,
-  output logic [15:0]             mem_req_wstrb_o,
+  output logic [$clog2(MemLines+1)-1:0] mem_req_lines_o,
+  output logic [128*MemLines-1:0] mem_req_wdata_o,
+  output logic [16*MemLines-1:0]  mem_req_wstrb_o,
   input  logic                    mem_rsp_valid_i,
   output logic                    mem_rsp_ready_o,
-  input  logic [127:0]            mem_rsp_rdata_i,
+  input  logic [128*MemLines-1:0] mem_rsp_rdata_i,
   // Counters.
   output logic [31:0]             tlb_hits_o,
   output logic [31:0]             tlb_misses_o,
@@ -74,8 +81,10 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   localparam int unsigned MaxTFlits = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
   localparam int unsigned RxCntW    = $clog2(MaxTFlits + MaxLen + 1);
   localparam int unsigned LineW     = $clog2(MaxLen);      // payload line index
-  localparam int unsigned TagDepth  = 32;                  // outstanding reads
-  localparam int unsigned PayDepth  = 32;                  // payload FIFO (credited reads)
+  localparam int unsigned LinesW    = $clog2(MemLines + 1); // lines in a beat (1..MemLines)
+  localparam int unsigned TagDepth  = 32;                  // outstanding read beats
+  // Payload FIFO of read beats (credited reads): 32 lines' worth, at least 4 beats.
+  localparam int unsigned PayDepth  = (32 / MemLines > 4) ? 32 / MemLines : 4;
   localparam int unsigned HdrDepth  = 16;                  // response header queue
   localparam int unsigned NumSlots  = 3;                   // packet buffers
   localparam int unsigned SlotW     = $clog2(NumSlots);
@@ -89,6 +98,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   typedef logic [TIdxW-1:0]  tidx_t;
   typedef logic [LineW-1:0]  line_t;
   typedef logic [SlotW-1:0]  slot_t;
+  typedef logic [LinesW-1:0] nlines_t;
 
   // The request fields a packet buffer keeps (from flit0).
   typedef struct packed {
@@ -135,11 +145,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
 
   typedef struct packed {
     rd_kind_e              kind;
-    line_t                 line;
+    line_t                 line;    // first line of the beat
+    nlines_t               n;       // lines in the beat
     logic [DtypeWidth-1:0] dtype;
     logic [RopWidth-1:0]   rop;
     logic                  native;
   } rd_tag_t;
+
+  // Payload FIFO entry: a beat of n payload flits, flit i at [128*i +: 128].
+  typedef struct packed {
+    nlines_t                     n;
+    logic [128*MemLines-1:0]     data;
+  } pay_beat_t;
 
   // Response header queue entry: flit0 and its number of payload flits.
   typedef struct packed {
@@ -307,12 +324,14 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   logic [47:0]     addr_q, addr_d;
   logic [47:0]     walk_addr_q, walk_addr_d;
   logic [3:0]      walk_lane_q, walk_lane_d;
-  logic [31:0]     walk_word_q, walk_word_d;
-  logic            walk_v_q, walk_v_d;
+  logic            walk_rsp;      // the walk's read data is in rsp_d_q this cycle
+  logic [31:0]     walk_word;
   logic [31:0]     alloc_word_q, alloc_word_d;
   ecode_e          err_code_q, err_code_d;
   req_t            j_req;
   logic            j_we, j_hpush, j_credit, j_line_last;
+  logic [LineW:0]  j_rem;         // data lines left in the job
+  nlines_t         j_nb;          // lines in the next data beat
   rd_kind_e        j_rdkind;
   logic            can_pop, job_done, unblock, abort;
   logic            ctr_full;
@@ -325,8 +344,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   logic            mreq_v_q, mreq_v_d;
   logic            mreq_we_q, mreq_we_d;
   logic [47:0]     mreq_addr_q, mreq_addr_d;
-  logic [127:0]    mreq_wdata_q, mreq_wdata_d;
-  logic [15:0]     mreq_wstrb_q, mreq_wstrb_d;
+  nlines_t         mreq_lines_q, mreq_lines_d;
+  logic [128*MemLines-1:0] mreq_wdata_q, mreq_wdata_d;
+  logic [16*MemLines-1:0]  mreq_wstrb_q, mreq_wstrb_d;
   logic            mreq_free, mreq_load;
 
   // Read tags, read data, accumulators.
@@ -334,16 +354,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   rd_tag_t         tagq_in, tagq_out;
   logic [TagCntW-1:0] tagq_usage;
   logic            rsp_v_q;
-  logic [127:0]    rsp_d_q;
+  logic [128*MemLines-1:0] rsp_d_q;
   logic [FpAccBits-1:0] acc_q [MaxLen];
-  logic [FpAccBits-1:0] acc_new;
-  flit_t           acc_fin;
+  logic [FpAccBits-1:0] acc_new [MemLines];
+  flit_t           acc_fin [MemLines];
+  line_t           acc_idx [MemLines];
   logic            acc_we;
 
-  // Payload FIFO and credits.
+  // Payload FIFO (beats) and credits (beats).
   logic            pay_push, pay_space, pay_out_v, pay_pop;
-  flit_t           pay_in, pay_out;
+  pay_beat_t       pay_in, pay_out;
   logic [PayCntW-1:0] pay_usage;
+  nlines_t         pay_idx_q, pay_idx_d;   // next flit of the head beat
   logic [PayCntW-1:0] pay_infl_q, pay_infl_d;
   logic            credit_ok, credit_take;
 
@@ -593,7 +615,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   assign j_rdkind    = rd_kind_f(j_req.opcode, job_first_q, job_last_q);
   assign j_hpush     = !j_we && (!is_op(j_req.opcode, OpDynLdReduce) || job_last_q);
   assign j_credit    = !j_we && (j_rdkind inside {RdRaw, RdFinInit, RdFinStep});
-  assign j_line_last = (32'(line_q) + 1 >= 32'(j_req.len));
+  assign j_rem       = (LineW+1)'(j_req.len) - (LineW+1)'(line_q);
+  assign j_nb        = (32'(j_rem) >= MemLines) ? nlines_t'(MemLines) : nlines_t'(j_rem);
+  assign j_line_last = (32'(j_rem) <= MemLines);
   assign mreq_free   = !mreq_v_q || mem_req_ready_i;
   assign credit_ok   = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
   assign ctr_full    = {1'b0, ctr_q[job_local_q]} >= (33'd1 << cfg_log2_slots_i);
@@ -615,6 +639,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     mreq_load     = 1'b0;
     mreq_we_d     = mreq_we_q;
     mreq_addr_d   = mreq_addr_q;
+    mreq_lines_d  = mreq_lines_q;
     mreq_wdata_d  = mreq_wdata_q;
     mreq_wstrb_d  = mreq_wstrb_q;
     tagq_push     = 1'b0;
@@ -627,7 +652,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     unblock       = 1'b0;
     abort         = 1'b0;
     tlb_fill      = 1'b0;
-    tlb_fill_lidx = walk_word_q[LidxW-1:0];
+    tlb_fill_lidx = walk_word[LidxW-1:0];
     ctr_inc       = 1'b0;
     err_inc       = 1'b0;
 
@@ -642,12 +667,21 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
           mreq_load    = 1'b1;
           mreq_we_d    = j_we;
           mreq_addr_d  = addr_q;
-          mreq_wdata_d = j_we ? slot_pay_q[job_slot_q][line_q] : '0;
-          mreq_wstrb_d = j_we ? be_strb_f(slot_be_q[job_slot_q], line_q) : '0;
-          if (!j_we) begin
+          mreq_lines_d = j_nb;
+          mreq_wdata_d = '0;
+          mreq_wstrb_d = '0;
+          if (j_we) begin
+            for (int unsigned i = 0; i < MemLines; i++) begin
+              if (i < 32'(j_nb)) begin
+                mreq_wdata_d[128*i +: 128] = slot_pay_q[job_slot_q][line_t'(32'(line_q) + i)];
+                mreq_wstrb_d[16*i +: 16]   = be_strb_f(slot_be_q[job_slot_q],
+                                                       line_t'(32'(line_q) + i));
+              end
+            end
+          end else begin
             tagq_push   = 1'b1;
-            tagq_in     = '{kind: j_rdkind, line: line_q, dtype: j_req.dtype, rop: j_req.rop,
-                            native: j_req.acc};
+            tagq_in     = '{kind: j_rdkind, line: line_q, n: j_nb, dtype: j_req.dtype,
+                            rop: j_req.rop, native: j_req.acc};
             credit_take = j_credit;
           end
           if (j_hpush && line_q == '0) begin
@@ -656,8 +690,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
                         flit: rsp_hdr_f(j_req, is_op(j_req.opcode, OpRead) ? OpRspRead :
                                         OpRspPartial, ErrNone)};
           end
-          addr_d = addr_q + 48'd16;
-          line_d = line_q + line_t'(1);
+          addr_d = addr_q + {44'(j_nb), 4'b0000};
+          line_d = line_t'(32'(line_q) + 32'(j_nb));
           if (j_line_last) begin
             job_done = 1'b1;
             is_d     = IsIdle;
@@ -671,22 +705,24 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
           mreq_load    = 1'b1;
           mreq_we_d    = 1'b0;
           mreq_addr_d  = walk_addr_q;
+          mreq_lines_d = nlines_t'(1);
           mreq_wdata_d = '0;
           mreq_wstrb_d = '0;
           tagq_push    = 1'b1;
-          tagq_in      = '{kind: RdWalk, line: '0, dtype: '0, rop: '0, native: 1'b0};
+          tagq_in      = '{kind: RdWalk, line: '0, n: nlines_t'(1), dtype: '0, rop: '0,
+                           native: 1'b0};
           is_d         = IsWalkWait;
         end
       end
 
       IsWalkWait: begin
-        if (walk_v_q) begin
+        if (walk_rsp) begin
           unblock = 1'b1;
           line_d  = '0;
-          if (walk_word_q[31]) begin
+          if (walk_word[31]) begin
             // Valid entry: fill, then the data lines.
             tlb_fill = 1'b1;
-            addr_d   = vaddr_f(job_local_q, walk_word_q[LidxW-1:0], slot_off_q[job_slot_q],
+            addr_d   = vaddr_f(job_local_q, walk_word[LidxW-1:0], slot_off_q[job_slot_q],
                                cfg_data_base_i, cfg_log2_slots_i, cfg_log2_bsize_i);
             is_d     = IsLines;
           end else if (is_op(j_req.opcode, OpDynSt)) begin
@@ -719,8 +755,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
           mreq_load    = 1'b1;
           mreq_we_d    = 1'b1;
           mreq_addr_d  = walk_addr_q;
-          mreq_wdata_d = 128'(alloc_word_q) << {walk_lane_q, 3'b000};
-          mreq_wstrb_d = 16'hF << walk_lane_q;
+          mreq_lines_d = nlines_t'(1);
+          mreq_wdata_d = (128*MemLines)'(128'(alloc_word_q) << {walk_lane_q, 3'b000});
+          mreq_wstrb_d = (16*MemLines)'(16'hF << walk_lane_q);
           is_d         = IsLines;
         end
       end
@@ -782,10 +819,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     end
   end
 
-  assign walk_v_d = (walk_v_q && !(is_q == IsWalkWait)) ||
-                    (rsp_v_q && tagq_out.kind == RdWalk);
-  assign walk_word_d = (rsp_v_q && tagq_out.kind == RdWalk) ?
-                       32'(rsp_d_q >> {walk_lane_q, 3'b000}) : walk_word_q;
+  // The walk's line (line 0 of its beat) and the AL entry in it.
+  assign walk_rsp  = rsp_v_q && (tagq_out.kind == RdWalk);
+  assign walk_word = 32'(rsp_d_q[127:0] >> {walk_lane_q, 3'b000});
 
   // Slot release: a packet's buffer is free once its last job is done.
   always_comb begin
@@ -810,6 +846,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   assign mem_req_valid_o = mreq_v_q;
   assign mem_req_we_o    = mreq_we_q;
   assign mem_req_addr_o  = mreq_addr_q;
+  assign mem_req_lines_o = mreq_lines_q;
   assign mem_req_wdata_o = mreq_wdata_q;
   assign mem_req_wstrb_o = mreq_wstrb_q;
 
@@ -848,23 +885,41 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     end
   end
 
-  // f32 lane accumulation of load-reduce lines (targets in list order, spec §9).
+  // f32 lane accumulation of load-reduce lines (targets in list order, spec §9), one lane group
+  // per line of the beat. Lines past the beat's count are computed only when it is full.
   always_comb begin
     logic first_in;
     first_in = tagq_out.kind inside {RdFinInit, RdAccInit};
-    acc_new  = first_in ? fp_acc_init(tagq_out.dtype, rsp_d_q) :
-                          fp_acc_step(tagq_out.dtype, tagq_out.rop, tagq_out.native,
-                                      acc_q[tagq_out.line], rsp_d_q);
-    acc_fin  = fp_acc_finish(tagq_out.dtype, acc_new);
+    for (int unsigned i = 0; i < MemLines; i++) begin
+      acc_idx[i] = line_t'(32'(tagq_out.line) + i);
+      acc_new[i] = '0;
+      acc_fin[i] = '0;
+      if (rsp_v_q && i < 32'(tagq_out.n) && !(tagq_out.kind inside {RdWalk, RdRaw})) begin
+        acc_new[i] = first_in ? fp_acc_init(tagq_out.dtype, rsp_d_q[128*i +: 128]) :
+                                fp_acc_step(tagq_out.dtype, tagq_out.rop, tagq_out.native,
+                                            acc_q[acc_idx[i]], rsp_d_q[128*i +: 128]);
+        acc_fin[i] = fp_acc_finish(tagq_out.dtype, acc_new[i]);
+      end
+    end
   end
 
   assign acc_we   = rsp_v_q && (tagq_out.kind inside {RdAccInit, RdAccStep});
   assign pay_push = rsp_v_q && (tagq_out.kind inside {RdRaw, RdFinInit, RdFinStep});
-  assign pay_in   = (tagq_out.kind == RdRaw) ? rsp_d_q : acc_fin;
+
+  always_comb begin
+    pay_in.n = tagq_out.n;
+    for (int unsigned i = 0; i < MemLines; i++) begin
+      pay_in.data[128*i +: 128] = (tagq_out.kind == RdRaw) ? rsp_d_q[128*i +: 128] : acc_fin[i];
+    end
+  end
 
   always_ff @(posedge clk_i) begin
     if (acc_we) begin
-      acc_q[tagq_out.line] <= acc_new;
+      for (int unsigned i = 0; i < MemLines; i++) begin
+        if (i < 32'(tagq_out.n)) begin
+          acc_q[acc_idx[i]] <= acc_new[i];
+        end
+      end
     end
   end
 
@@ -878,7 +933,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   end
 
   dysharp_fifo #(
-    .Width ($bits(flit_t)),
+    .Width ($bits(pay_beat_t)),
     .Depth (PayDepth)
   ) u_pay_fifo (
     .clk_i       (clk_i),
@@ -915,6 +970,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     out_rem_d = out_rem_q;
     hq_pop    = 1'b0;
     pay_pop   = 1'b0;
+    pay_idx_d = pay_idx_q;
     if (!out_pay_q) begin
       rsp_valid_o = hq_out_v;
       rsp_data_o  = hq_out.flit;
@@ -926,10 +982,12 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       end
     end else begin
       rsp_valid_o = pay_out_v;
-      rsp_data_o  = pay_out;
+      rsp_data_o  = pay_out.data[128*pay_idx_q +: 128];
       rsp_last_o  = (out_rem_q == LenWidth'(1));
       if (pay_out_v && rsp_ready_i) begin
-        pay_pop   = 1'b1;
+        // The head beat leaves after its last flit.
+        pay_pop   = (32'(pay_idx_q) + 1 >= 32'(pay_out.n));
+        pay_idx_d = pay_pop ? '0 : pay_idx_q + nlines_t'(1);
         out_rem_d = out_rem_q - LenWidth'(1);
         out_pay_d = (out_rem_q != LenWidth'(1));
       end
@@ -964,18 +1022,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       addr_q       <= '0;
       walk_addr_q  <= '0;
       walk_lane_q  <= '0;
-      walk_word_q  <= '0;
-      walk_v_q     <= 1'b0;
       alloc_word_q <= '0;
       err_code_q   <= ErrNone;
       mreq_v_q     <= 1'b0;
       mreq_we_q    <= 1'b0;
       mreq_addr_q  <= '0;
+      mreq_lines_q <= '0;
       mreq_wdata_q <= '0;
       mreq_wstrb_q <= '0;
       pay_infl_q   <= '0;
       out_pay_q    <= 1'b0;
       out_rem_q    <= '0;
+      pay_idx_q    <= '0;
     end else begin
       slot_full_q  <= slot_full_d;
       slot_tdone_q <= slot_tdone_d;
@@ -1000,18 +1058,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
       addr_q       <= addr_d;
       walk_addr_q  <= walk_addr_d;
       walk_lane_q  <= walk_lane_d;
-      walk_word_q  <= walk_word_d;
-      walk_v_q     <= walk_v_d;
       alloc_word_q <= alloc_word_d;
       err_code_q   <= err_code_d;
       mreq_v_q     <= mreq_v_d;
       mreq_we_q    <= mreq_we_d;
       mreq_addr_q  <= mreq_addr_d;
+      mreq_lines_q <= mreq_lines_d;
       mreq_wdata_q <= mreq_wdata_d;
       mreq_wstrb_q <= mreq_wstrb_d;
       pay_infl_q   <= pay_infl_d;
       out_pay_q    <= out_pay_d;
       out_rem_q    <= out_rem_d;
+      pay_idx_q    <= pay_idx_d;
     end
   end
 
@@ -1054,6 +1112,9 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   if (ExpertsPerPort < 1 || MaxTargets < 1) begin : gen_param_check
     $error("dysharp_hub: ExpertsPerPort and MaxTargets must be at least 1");
   end
+  if (MemLines < 1 || MemLines > MaxLen) begin : gen_lines_check
+    $error("dysharp_hub: MemLines must be 1..MaxLen");
+  end
   // err_count_o holds the last three codes of the package's table.
   if (32'(ErrUnmapped) != NumErrCodes - 2 || 32'(ErrAlloc) != NumErrCodes) begin : gen_code_check
     $error("dysharp_hub: hub error codes are not the last three codes");
@@ -1064,7 +1125,11 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     rsp_valid_o && !rsp_ready_i |=> rsp_valid_o && $stable(rsp_data_o) && $stable(rsp_last_o));
   a_mem_req_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     mem_req_valid_o && !mem_req_ready_i |=> mem_req_valid_o && $stable(mem_req_we_o) &&
-    $stable(mem_req_addr_o) && $stable(mem_req_wdata_o) && $stable(mem_req_wstrb_o));
+    $stable(mem_req_addr_o) && $stable(mem_req_lines_o) && $stable(mem_req_wdata_o) &&
+    $stable(mem_req_wstrb_o));
+  // A beat has 1..MemLines lines.
+  a_mem_req_lines: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    mem_req_valid_o |-> mem_req_lines_o != '0 && 32'(mem_req_lines_o) <= MemLines);
   // Input stream (the switch's obligation): an offered flit is held until accepted.
   a_req_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     req_valid_i && !req_ready_o |=> req_valid_i && $stable(req_data_i) && $stable(req_last_i));
@@ -1093,9 +1158,12 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     tagq_push |-> tagq_space);
   a_hdr_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
     hq_push |-> hq_space);
-  // One walk at a time, and only while T1 waits for it.
+  // One walk at a time, and its data arrives only while the issue stage and T1 wait for it.
   a_walk_once: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rsp_v_q && tagq_out.kind == RdWalk |-> !walk_v_q && is_q == IsWalkWait && blocked_q);
+    walk_rsp |-> is_q == IsWalkWait && blocked_q && tagq_out.n == nlines_t'(1));
+  // A payload beat holds 1..MemLines flits, and a response's flits come from whole beats.
+  a_pay_beat: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    pay_out_v |-> pay_out.n != '0 && 32'(pay_out.n) <= MemLines && pay_idx_q < pay_out.n);
   a_memreq_load: assert property (@(posedge clk_i) disable iff (!rst_ni)
     mreq_load |-> mreq_free);
   // Payload of a response only after its header.

@@ -14,7 +14,8 @@ module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned RedEntries     = 16,
   parameter int unsigned TlbEntries     = 512,
   parameter int unsigned TlbWays        = 512,
-  parameter int unsigned XpDepth        = 48
+  parameter int unsigned XpDepth        = 48,
+  parameter int unsigned MemLines       = 4     // 16-byte lines per hub memory beat
 ) (
   input  logic                              clk_i,
   input  logic                              rst_ni,
@@ -37,16 +38,19 @@ module dysharp_top import dysharp_pkg::*; #(
   input  logic [NumPorts-1:0]               sm_rsp_ready_i,
   output logic [NumPorts*FlitBits-1:0]      sm_rsp_data_o,
   output logic [NumPorts-1:0]               sm_rsp_last_o,
-  // Hub memory ports (16-byte lines).
+  // Hub memory ports: beats of 1..MemLines consecutive 16-byte lines (dysharp_hub). Port p's
+  // line count at [LinesW*p +: LinesW], its data at [128*MemLines*p +: 128*MemLines] (line i at
+  // offset 128*i), its strobes at [16*MemLines*p +: 16*MemLines].
   output logic [NumPorts-1:0]               mem_req_valid_o,
   input  logic [NumPorts-1:0]               mem_req_ready_i,
   output logic [NumPorts-1:0]               mem_req_we_o,
   output logic [NumPorts*48-1:0]            mem_req_addr_o,
-  output logic [NumPorts*128-1:0]           mem_req_wdata_o,
-  output logic [NumPorts*16-1:0]            mem_req_wstrb_o,
+  output logic [NumPorts*$clog2(MemLines+1)-1:0] mem_req_lines_o,
+  output logic [NumPorts*128*MemLines-1:0]  mem_req_wdata_o,
+  output logic [NumPorts*16*MemLines-1:0]   mem_req_wstrb_o,
   input  logic [NumPorts-1:0]               mem_rsp_valid_i,
   output logic [NumPorts-1:0]               mem_rsp_ready_o,
-  input  logic [NumPorts*128-1:0]           mem_rsp_rdata_i,
+  input  logic [NumPorts*128*MemLines-1:0]  mem_rsp_rdata_i,
   // Counters.
   output logic [NumPorts*NumErrCodes*32-1:0] err_count_o,
   output logic [NumPorts*32-1:0]            up_flits_o,
@@ -63,6 +67,7 @@ module dysharp_top import dysharp_pkg::*; #(
 );
 
   localparam int unsigned HubErrCodes  = 3;   // codes 11..13
+  localparam int unsigned LinesW       = $clog2(MemLines + 1);
   localparam int unsigned FirstHubCode = 11;
 
   // Switch <-> hubs.
@@ -116,7 +121,8 @@ module dysharp_top import dysharp_pkg::*; #(
       .ExpertsPerPort (ExpertsPerPort),
       .MaxTargets     (MaxTargets),
       .TlbEntries     (TlbEntries),
-      .TlbWays        (TlbWays)
+      .TlbWays        (TlbWays),
+      .MemLines       (MemLines)
     ) u_hub (
       .clk_i                 (clk_i),
       .rst_ni                (rst_ni),
@@ -138,11 +144,12 @@ module dysharp_top import dysharp_pkg::*; #(
       .mem_req_ready_i       (mem_req_ready_i[p]),
       .mem_req_we_o          (mem_req_we_o[p]),
       .mem_req_addr_o        (mem_req_addr_o[48*p +: 48]),
-      .mem_req_wdata_o       (mem_req_wdata_o[128*p +: 128]),
-      .mem_req_wstrb_o       (mem_req_wstrb_o[16*p +: 16]),
+      .mem_req_lines_o       (mem_req_lines_o[LinesW*p +: LinesW]),
+      .mem_req_wdata_o       (mem_req_wdata_o[128*MemLines*p +: 128*MemLines]),
+      .mem_req_wstrb_o       (mem_req_wstrb_o[16*MemLines*p +: 16*MemLines]),
       .mem_rsp_valid_i       (mem_rsp_valid_i[p]),
       .mem_rsp_ready_o       (mem_rsp_ready_o[p]),
-      .mem_rsp_rdata_i       (mem_rsp_rdata_i[128*p +: 128]),
+      .mem_rsp_rdata_i       (mem_rsp_rdata_i[128*MemLines*p +: 128*MemLines]),
       .tlb_hits_o            (tlb_hits_o[32*p +: 32]),
       .tlb_misses_o          (tlb_misses_o[32*p +: 32]),
       .err_count_o           (hub_err_count[HubErrCodes*32*p +: HubErrCodes*32])

@@ -54,6 +54,7 @@ const MODELS: &[ModelSpec] = &[
             ("TlbEntries", "16"),
             ("TlbWays", "4"),
             ("RedEntries", "4"),
+            ("MemLines", "1"),
         ],
     },
     ModelSpec {
@@ -65,6 +66,7 @@ const MODELS: &[ModelSpec] = &[
             ("NumPorts", "16"),
             ("ExpertsPerPort", "16"),
             ("TlbWays", "1"),
+            ("MemLines", "2"),
         ],
     },
 ];

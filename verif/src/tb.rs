@@ -116,6 +116,7 @@ struct Ports {
     mem_ready: Port,
     mem_we: Port,
     mem_addr: Port,
+    mem_lines: Port,
     mem_wdata: Port,
     mem_wstrb: Port,
     mrsp_valid: Port,
@@ -156,6 +157,7 @@ impl Ports {
             mem_ready: s.input("mem_req_ready_i")?,
             mem_we: s.output("mem_req_we_o")?,
             mem_addr: s.output("mem_req_addr_o")?,
+            mem_lines: s.output("mem_req_lines_o")?,
             mem_wdata: s.output("mem_req_wdata_o")?,
             mem_wstrb: s.output("mem_req_wstrb_o")?,
             mrsp_valid: s.input("mem_rsp_valid_i")?,
@@ -190,8 +192,8 @@ struct Gpu {
     mon: Vec<Flit>,
     /// The RTL's memory.
     mem: SparseMemory,
-    /// Read responses in flight: (cycle ready, data).
-    reads: VecDeque<(u64, u128)>,
+    /// Read response beats in flight: (cycle ready, lines).
+    reads: VecDeque<(u64, Vec<u128>)>,
     /// Memory accesses the RTL made but the golden hub has not yet predicted.
     mem_seen: VecDeque<MemAccess>,
     /// Expected request packets to this hub, per source port (flow), in order.
@@ -275,6 +277,9 @@ pub struct Bench {
     rng: ChaCha8Rng,
     stats: RunStats,
     n: usize,
+    /// Lines per memory beat (the model's `MemLines`) and the width of its count.
+    mem_lines: usize,
+    lines_w: usize,
     /// Wire flits per port the golden model expects on the uplinks and downlinks.
     exp_up: Vec<u64>,
     exp_dn: Vec<u64>,
@@ -332,6 +337,8 @@ impl Bench {
         let mut golden = Fabric::new(&gcfg).map_err(|e| TbError::Config(e.to_string()))?;
         golden.enable_logs();
         let n = gcfg.num_ports;
+        let mem_lines = param(&sim, "MemLines", 4);
+        let lines_w = (usize::BITS - mem_lines.leading_zeros()) as usize;
         if let Some(v) = &cfg.vcd {
             sim.open_vcd(v)?;
         }
@@ -348,6 +355,8 @@ impl Bench {
             golden,
             stats: RunStats::default(),
             n,
+            mem_lines,
+            lines_w,
             exp_up: vec![0; n],
             exp_dn: vec![0; n],
             exp_up_pay: vec![0; n],
@@ -685,12 +694,17 @@ impl Bench {
             self.sim.set_bits(p.rsp_ready, q, 1, sm_ready[q] as u128);
             mem_ready[q] = self.rng.gen_bool(self.cfg.mem_ready_rate);
             self.sim.set_bits(p.mem_ready, q, 1, mem_ready[q] as u128);
-            let (rv, rd) = match g.reads.front() {
-                Some((t, d)) if *t <= now => (1, *d),
-                _ => (0, 0),
+            let beat = match g.reads.front() {
+                Some((t, d)) if *t <= now => Some(d),
+                _ => None,
             };
-            self.sim.set_bits(p.mrsp_valid, q, 1, rv);
-            self.sim.set_bits(p.mrsp_rdata, 128 * q, 128, rd);
+            self.sim
+                .set_bits(p.mrsp_valid, q, 1, beat.is_some() as u128);
+            for i in 0..self.mem_lines {
+                let line = beat.and_then(|d| d.get(i)).copied().unwrap_or(0);
+                self.sim
+                    .set_bits(p.mrsp_rdata, 128 * (self.mem_lines * q + i), 128, line);
+            }
         }
         self.sim.cycle()?;
         self.stats.cycles += 1;
@@ -704,12 +718,26 @@ impl Bench {
             let mon = s.bit(p.mon_valid, q);
             let mon_flit = (s.get_bits(p.mon_data, 128 * q, 128), s.bit(p.mon_last, q));
             let mem_fire = s.bit(p.mem_valid, q) && mem_ready[q];
-            let mem_req = (
-                s.bit(p.mem_we, q),
-                s.get_bits(p.mem_addr, 48 * q, 48) as u64,
-                s.get_bits(p.mem_wdata, 128 * q, 128),
-                s.get_bits(p.mem_wstrb, 16 * q, 16) as u16,
-            );
+            // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
+            let w = self.mem_lines;
+            let mem_req = if mem_fire {
+                let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
+                (
+                    s.bit(p.mem_we, q),
+                    s.get_bits(p.mem_addr, 48 * q, 48) as u64,
+                    (0..lines.min(w))
+                        .map(|i| {
+                            (
+                                s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
+                                s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                    lines,
+                )
+            } else {
+                (false, 0, Vec::new(), 0)
+            };
             let mrsp_fire = s.bit(p.mrsp_ready, q)
                 && self.gpus[q].reads.front().is_some_and(|(t, _)| *t <= now);
             if req_fire {
@@ -767,21 +795,34 @@ impl Bench {
                 self.gpus[q].reads.pop_front();
             }
             if mem_fire {
-                let (we, addr, wdata, wstrb) = mem_req;
+                let (we, addr, wlines, lines) = mem_req;
+                if lines == 0 || lines > w {
+                    return Err(self.mismatch(format!(
+                        "hub {q} memory request of {lines} lines (MemLines = {w})"
+                    )));
+                }
                 let g = &mut self.gpus[q];
+                // The golden model logs 16-byte lines: a beat is checked line by line.
                 if we {
                     self.last_effect = now;
-                }
-                let access = if we {
-                    g.mem.write_line(addr, &wdata.to_le_bytes(), wstrb);
-                    MemAccess::Write {
-                        addr,
-                        data: wdata,
-                        strobe: wstrb,
+                    for (i, (wdata, wstrb)) in wlines.into_iter().enumerate() {
+                        let a = addr + 16 * i as u64;
+                        g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
+                        g.mem_seen.push_back(MemAccess::Write {
+                            addr: a,
+                            data: wdata,
+                            strobe: wstrb,
+                        });
                     }
                 } else {
-                    let mut line = [0u8; 16];
-                    g.mem.read(addr, &mut line);
+                    let mut data = Vec::with_capacity(lines);
+                    for i in 0..lines {
+                        let a = addr + 16 * i as u64;
+                        let mut line = [0u8; 16];
+                        g.mem.read(a, &mut line);
+                        data.push(u128::from_le_bytes(line));
+                        g.mem_seen.push_back(MemAccess::Read { addr: a });
+                    }
                     let (lo, hi) = self.cfg.mem_latency;
                     let lat = if hi > lo {
                         self.rng.gen_range(lo..=hi)
@@ -790,10 +831,8 @@ impl Bench {
                     }
                     .max(1);
                     let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
-                    g.reads.push_back((t, u128::from_le_bytes(line)));
-                    MemAccess::Read { addr }
-                };
-                g.mem_seen.push_back(access);
+                    g.reads.push_back((t, data));
+                }
                 self.check_mem(q)?;
             }
         }

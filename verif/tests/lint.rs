@@ -57,6 +57,7 @@ fn top_lints_clean_at_every_verified_configuration() {
             ("TlbEntries", "16"),
             ("TlbWays", "4"),
             ("RedEntries", "4"),
+            ("MemLines", "1"),
         ],
     );
     lint(
@@ -65,6 +66,7 @@ fn top_lints_clean_at_every_verified_configuration() {
             ("NumPorts", "16"),
             ("ExpertsPerPort", "16"),
             ("TlbWays", "1"),
+            ("MemLines", "2"),
         ],
     );
 }
