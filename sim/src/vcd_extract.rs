@@ -151,13 +151,24 @@ pub struct MemMap {
     /// 1-bit write enable (absent: every request is a write).
     #[serde(default)]
     pub we: Option<String>,
-    /// Line address (up to 64 bits).
+    /// Line address (up to 64 bits): of the first line of a multi-line beat.
     pub addr: String,
-    /// 128-bit write data.
+    /// Write data: 128 bits, or `128 × beat_lines` (line i at bits `[128*i +: 128]`).
     pub wdata: String,
-    /// 16-bit byte strobes (absent: all bytes).
+    /// Byte strobes: 16 bits per line (absent: all bytes).
     #[serde(default)]
     pub wstrb: Option<String>,
+    /// Number of 16-byte lines in a beat (up to 16 bits; absent: every request is one line).
+    /// A beat of n lines is recorded as n line writes at `addr`, `addr + 16`, ...
+    #[serde(default)]
+    pub lines: Option<String>,
+    /// Lines `wdata` holds (default 1; more needs `lines`).
+    #[serde(default = "default_beat_lines")]
+    pub beat_lines: u32,
+}
+
+fn default_beat_lines() -> u32 {
+    1
 }
 
 /// Error counters of a port: `count` counters of `width` bits, code 1 in the lowest.
@@ -733,6 +744,8 @@ struct MemSigs {
     addr: Sig,
     wdata: Sig,
     wstrb: Option<Sig>,
+    lines: Option<Sig>,
+    beat_lines: usize,
 }
 
 struct ErrSigs {
@@ -852,14 +865,29 @@ pub fn extract<R: BufRead>(
                 Some(x) => resolve(sigs, x, p, q(f), w, w == 1).map(Some),
                 None => Ok(None),
             };
+            let bl = m.beat_lines as usize;
+            if bl == 0 || bl > 64 || (bl > 1 && m.lines.is_none()) {
+                return Err(at(
+                    q("beat_lines"),
+                    format!("beat_lines = {bl}: it must be 1 to 64, and above 1 only with `lines`"),
+                ));
+            }
             mems.push(MemSigs {
                 hub: p,
                 valid: resolve(&mut sigs, &m.valid, p, q("valid"), 1, true)?,
                 ready: opt(&mut sigs, &m.ready, "ready", 1)?,
                 we: opt(&mut sigs, &m.we, "we", 1)?,
                 addr: resolve(&mut sigs, &m.addr, p, q("addr"), 64, false)?,
-                wdata: resolve(&mut sigs, &m.wdata, p, q("wdata"), 128, true)?,
-                wstrb: opt(&mut sigs, &m.wstrb, "wstrb", 16)?,
+                wdata: resolve(&mut sigs, &m.wdata, p, q("wdata"), 128 * bl, true)?,
+                wstrb: match &m.wstrb {
+                    Some(x) => Some(resolve(&mut sigs, x, p, q("wstrb"), 16 * bl, bl > 1)?),
+                    None => None,
+                },
+                lines: match &m.lines {
+                    Some(x) => Some(resolve(&mut sigs, x, p, q("lines"), 16, false)?),
+                    None => None,
+                },
+                beat_lines: bl,
             });
             ex.mem.entry(p).or_default();
         }
@@ -972,12 +1000,38 @@ pub fn extract<R: BufRead>(
                         && m.we.as_ref().is_none_or(|w| st.one(w))
                     {
                         let (addr, u1) = st.gather(&m.addr, 0, m.addr.bits.len());
-                        let (data, u2) = st.gather(&m.wdata, 0, 128);
-                        let (strobe, u3) = match &m.wstrb {
+                        let (n, u4) = match &m.lines {
                             Some(s) => st.gather(s, 0, s.bits.len()),
-                            None => (0xFFFF, false),
+                            None => (1, false),
                         };
-                        if u1 || u2 || u3 {
+                        let n = n as usize;
+                        if n == 0 || n > m.beat_lines {
+                            warn(
+                                warnings,
+                                dropped,
+                                format!(
+                                    "time {time}: a memory write of hub {} claims {n} lines (beat_lines = {}); ignored",
+                                    m.hub, m.beat_lines
+                                ),
+                            );
+                            continue;
+                        }
+                        let mut unknown = u1 || u4;
+                        for i in 0..n {
+                            let (data, u2) = st.gather(&m.wdata, 128 * i, 128);
+                            let (strobe, u3) = match &m.wstrb {
+                                Some(s) => st.gather(s, 16 * i, 16),
+                                None => (0xFFFF, false),
+                            };
+                            unknown |= u2 || u3;
+                            ex.mem.entry(m.hub).or_default().push(ExWrite {
+                                addr: addr as u64 + 16 * i as u64,
+                                data,
+                                strobe: strobe as u16,
+                                time,
+                            });
+                        }
+                        if unknown {
                             warn(
                                 warnings,
                                 dropped,
@@ -987,12 +1041,6 @@ pub fn extract<R: BufRead>(
                                 ),
                             );
                         }
-                        ex.mem.entry(m.hub).or_default().push(ExWrite {
-                            addr: addr as u64,
-                            data,
-                            strobe: strobe as u16,
-                            time,
-                        });
                     }
                 }
             }

@@ -1030,3 +1030,107 @@ fn from_vcd_of_the_example_matches_and_faults_are_found() {
     );
     assert!(r.equal, "{r}");
 }
+
+/// A memory port whose requests carry several 16-byte lines (like `dysharp_top` with
+/// `MemLines` > 1): each beat is recorded as its lines, in order, with their own strobes; a
+/// read beat and a stalled beat are not writes; a beat claiming more lines than `beat_lines`
+/// is reported and skipped.
+#[test]
+fn from_vcd_splits_multi_line_memory_beats() {
+    let map = SignalMap::from_toml(
+        "wide.toml",
+        r#"
+version = 1
+clock = "TOP.clk_i"
+[[mem]]
+port = "0..2"
+valid = "TOP.mem_req_valid_o[{p}]"
+ready = "TOP.mem_req_ready_i[{p}]"
+we = "TOP.mem_req_we_o[{p}]"
+addr = "TOP.mem_req_addr_o[{48*p+47}:{48*p}]"
+lines = "TOP.mem_req_lines_o[{3*p+2}:{3*p}]"
+beat_lines = 4
+wdata = "TOP.mem_req_wdata_o[{512*p+511}:{512*p}]"
+wstrb = "TOP.mem_req_wstrb_o[{64*p+63}:{64*p}]"
+"#,
+    )
+    .unwrap();
+    let bin = |v: u128, w: usize| -> String {
+        (0..w)
+            .rev()
+            .map(|k| if k < 128 && v >> k & 1 == 1 { '1' } else { '0' })
+            .collect()
+    };
+    // Port 1's beat: 3 lines at 0x1000, line i = 0x11 * (i + 1), strobes 0xFFFF, 0x00FF, 0xF000.
+    let mut wdata = String::new();
+    let mut wstrb = String::new();
+    for i in (0..4).rev() {
+        let (d, s) = match i {
+            0 => (0x11u128, 0xFFFFu128),
+            1 => (0x22, 0x00FF),
+            2 => (0x33, 0xF000),
+            _ => (0, 0),
+        };
+        wdata += &bin(d, 128);
+        wstrb += &bin(s, 16);
+    }
+    let zeros = |w: usize| "0".repeat(w);
+    let head = "$timescale 1ps $end\n$scope module TOP $end\n\
+        $var wire 1 ! clk_i $end\n$var wire 2 a mem_req_valid_o [1:0] $end\n\
+        $var wire 2 b mem_req_ready_i [1:0] $end\n$var wire 2 c mem_req_we_o [1:0] $end\n\
+        $var wire 96 d mem_req_addr_o [95:0] $end\n$var wire 6 e mem_req_lines_o [5:0] $end\n\
+        $var wire 1024 f mem_req_wdata_o [1023:0] $end\n\
+        $var wire 128 g mem_req_wstrb_o [127:0] $end\n$upscope $end\n$enddefinitions $end\n";
+    let mut vcd = String::from(head);
+    // Cycle 1: port 1 offers the 3-line write, memory not ready (stall: not recorded).
+    // Cycle 2: accepted. Cycle 3: a 2-line read on port 0 (not a write).
+    // Cycle 4: port 0 claims 7 lines (more than beat_lines): skipped with a warning.
+    let addr = format!("{}{}", bin(0x1000, 48), zeros(48));
+    let cycles = [
+        ("10", "00", "10", addr.clone(), "010000", true),
+        ("10", "10", "10", addr.clone(), "011000", true),
+        ("01", "11", "00", zeros(96), "000010", false),
+        ("01", "11", "01", zeros(96), "000111", false),
+    ];
+    vcd += "#0\n$dumpvars\n0!\n";
+    for (t, (v, r, w, a, l, wide)) in cycles.iter().enumerate() {
+        let t = 2 * t as u64;
+        vcd += &format!("#{t}\n0!\nb{v} a\nb{r} b\nb{w} c\nb{a} d\nb{l} e\n");
+        if *wide {
+            vcd += &format!("b{wdata}{} f\nb{wstrb}{} g\n", zeros(512), zeros(64));
+        } else {
+            vcd += &format!("b{} f\nb{} g\n", zeros(1024), zeros(128));
+        }
+        if t == 0 {
+            vcd += "$end\n";
+        }
+        vcd += &format!("#{}\n1!\n", t + 1);
+    }
+    let ex = extract(vcd.as_bytes(), "wide.vcd", &map, "wide.toml").unwrap();
+    let w1: Vec<(u64, u128, u16)> = ex.mem[&1]
+        .iter()
+        .map(|w| (w.addr, w.data, w.strobe))
+        .collect();
+    assert_eq!(
+        w1,
+        vec![
+            (0x1000, 0x11, 0xFFFF),
+            (0x1010, 0x22, 0x00FF),
+            (0x1020, 0x33, 0xF000)
+        ]
+    );
+    assert!(ex.mem[&0].is_empty(), "{:?}", ex.mem[&0]);
+    assert!(
+        ex.warnings.iter().any(|w| w.contains("claims 7 lines")),
+        "{:?}",
+        ex.warnings
+    );
+    // beat_lines above 1 needs the `lines` signal.
+    let bad = SignalMap::from_toml(
+        "bad.toml",
+        "version = 1\nclock = \"TOP.clk_i\"\n[[mem]]\nport = \"0..1\"\nvalid = \"TOP.v\"\naddr = \"TOP.a\"\nwdata = \"TOP.d\"\nbeat_lines = 2\n",
+    )
+    .unwrap();
+    let e = extract(head.as_bytes(), "wide.vcd", &bad, "bad.toml").unwrap_err();
+    assert!(e.to_string().contains("beat_lines"), "{e}");
+}
