@@ -22,7 +22,7 @@ module dysharp_reduce_unit
   import dysharp_fp_pkg::*;
 #(
   parameter int unsigned NumPorts   = 8,
-  parameter int unsigned RedEntries = 16
+  parameter int unsigned RedEntries = 256  // 64 KB of partials per port (the paper)
 ) (
   input  logic                         clk_i,
   // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used

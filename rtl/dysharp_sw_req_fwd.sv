@@ -23,7 +23,7 @@ module dysharp_sw_req_fwd
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned NumGroups      = 16,
-  parameter int unsigned XpDepth        = 48
+  parameter int unsigned XpDepth        = 128
 ) (
   input  logic                                                          clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.

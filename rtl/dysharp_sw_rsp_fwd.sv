@@ -10,7 +10,7 @@ module dysharp_sw_rsp_fwd
   import dysharp_pkg::*;
 #(
   parameter int unsigned NumPorts = 8,
-  parameter int unsigned XpDepth  = 48
+  parameter int unsigned XpDepth  = 128
 ) (
   input  logic                                  clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.

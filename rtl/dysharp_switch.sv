@@ -27,8 +27,8 @@ module dysharp_switch
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned NumGroups      = 16,
-  parameter int unsigned RedEntries     = 16,
-  parameter int unsigned XpDepth        = 48
+  parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
+  parameter int unsigned XpDepth        = 128
 ) (
   input  logic                                clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.

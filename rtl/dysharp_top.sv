@@ -11,10 +11,10 @@ module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned NumGroups      = 16,
-  parameter int unsigned RedEntries     = 16,
+  parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
   parameter int unsigned TlbEntries     = 512,
   parameter int unsigned TlbWays        = 512,
-  parameter int unsigned XpDepth        = 48,
+  parameter int unsigned XpDepth        = 128,  // flits: 8 packets per crosspoint queue
   parameter int unsigned MemLines       = 4     // 16-byte lines per hub memory beat
 ) (
   input  logic                              clk_i,

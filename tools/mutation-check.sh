@@ -16,7 +16,9 @@ ln -sfn "$here/.tools" "$work/tree/.tools"
 cd "$work/tree" || exit 2
 export CARGO_TARGET_DIR="$work/target" DYSHARP_MODELS="$model"
 
-# name | file | perl substitution (applied once, must change the file)
+# name | file | perl substitution (applied once, must change the file) [| models where the
+# mutant differs from the design: others skip it, e.g. a bug in the multi-line memory beat path
+# is an equivalent mutant on top_p4, whose MemLines is 1]
 mutations=(
   "dup_check|rtl/dysharp_parser.sv|s/dup_bad = dup_f\(tgt_all, tcount\);/dup_bad = 1'b0;/"
   "alloc_ctr|rtl/dysharp_hub.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/"
@@ -24,11 +26,17 @@ mutations=(
   "alloc_err|rtl/dysharp_hub.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/"
   "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[fl_set\] <= way_inc\(rr_q\[fl_set\]\);/rr_q[fl_set] <= rr_q[fl_set];/"
   "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s"
+  "beat_strb|rtl/dysharp_hub.sv|s/be_strb_f\(slot_be_q\[job_slot_q\],\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(slot_be_q[job_slot_q], line_q)/|top_p8 top_p16"
+  "acc_line|rtl/dysharp_hub.sv|s/acc_idx\[i\] = line_t'\(32'\(tagq_out.line\) \+ i\);/acc_idx[i] = tagq_out.line;/|top_p8 top_p16"
 )
 
 survived=0
 for m in "${mutations[@]}"; do
-  IFS='|' read -r name file expr <<<"$m"
+  IFS='|' read -r name file expr models <<<"$m"
+  if [ -n "${models:-}" ] && [[ " $models " != *" $model "* ]]; then
+    echo "$name: skipped (an equivalent mutant on $model; meaningful on $models)"
+    continue
+  fi
   cp "$file" "$work/orig"
   perl -0pi -e "$expr" "$file"
   if cmp -s "$file" "$work/orig"; then

@@ -206,7 +206,7 @@ struct Gpu {
 
 /// Two memory accesses are the same if address, kind and strobes agree and the
 /// strobed bytes of a write agree (unstrobed data bytes are don't-care).
-fn same_access(a: &MemAccess, b: &MemAccess) -> bool {
+pub fn same_access(a: &MemAccess, b: &MemAccess) -> bool {
     match (a, b) {
         (MemAccess::Read { addr: x }, MemAccess::Read { addr: y }) => x == y,
         (

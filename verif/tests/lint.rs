@@ -67,6 +67,7 @@ fn top_lints_clean_at_every_verified_configuration() {
             ("ExpertsPerPort", "16"),
             ("TlbWays", "1"),
             ("MemLines", "2"),
+            ("RedEntries", "16"),
         ],
     );
 }
