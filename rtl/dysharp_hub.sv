@@ -8,7 +8,7 @@
 // Combine fails with ERR_UNMAPPED; then the `len` data lines (writes for stores, reads for loads).
 // Non-DYN ops use identity translation (no TLB).
 //
-// Pipeline (one flit / one memory line per cycle in steady state):
+// Pipeline (one flit in and one memory beat of up to MemLines lines per cycle in steady state):
 //   receive  : NumSlots packet buffers, used in turn; packets are received while earlier ones are
 //              processed (three buffers keep short packets at line rate). The range check of a
 //              DYN op (the same for every target) is computed from flit0.
