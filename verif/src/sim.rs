@@ -246,6 +246,15 @@ impl Sim {
         self.info
     }
 
+    /// A numeric parameter as the model was built: its override, else `default`
+    /// (which must be the RTL's default).
+    pub fn param_or(&self, name: &str, default: usize) -> usize {
+        self.info
+            .param(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
     /// An input port by name.
     pub fn input(&self, name: &str) -> Result<Port, SimError> {
         self.find(self.info.inputs, name, "input")

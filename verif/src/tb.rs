@@ -293,29 +293,21 @@ pub struct Bench {
     trace: bool,
 }
 
-/// A model's parameter, or the RTL default.
-fn param(sim: &Sim, name: &str, default: usize) -> usize {
-    sim.info()
-        .param(name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// The golden configuration matching a built model and a bench configuration.
 pub fn golden_config(sim: &Sim, cfg: &BenchConfig) -> Config {
-    let tlb_entries = param(sim, "TlbEntries", 512);
+    let tlb_entries = sim.param_or("TlbEntries", 512);
     Config {
-        num_ports: param(sim, "NumPorts", 8),
-        experts_per_port: param(sim, "ExpertsPerPort", 32),
-        max_targets: param(sim, "MaxTargets", 32),
+        num_ports: sim.param_or("NumPorts", 8),
+        experts_per_port: sim.param_or("ExpertsPerPort", 32),
+        max_targets: sim.param_or("MaxTargets", 32),
         groups: {
             let mut g = cfg.groups.clone();
-            g.resize(param(sim, "NumGroups", 16), 0);
+            g.resize(sim.param_or("NumGroups", 16), 0);
             g
         },
         hub: HubConfig {
             tlb_entries,
-            tlb_ways: param(sim, "TlbWays", tlb_entries),
+            tlb_ways: sim.param_or("TlbWays", tlb_entries),
             ..cfg.hub.clone()
         },
     }
@@ -337,7 +329,7 @@ impl Bench {
         let mut golden = Fabric::new(&gcfg).map_err(|e| TbError::Config(e.to_string()))?;
         golden.enable_logs();
         let n = gcfg.num_ports;
-        let mem_lines = param(&sim, "MemLines", 4);
+        let mem_lines = sim.param_or("MemLines", 4);
         let lines_w = (usize::BITS - mem_lines.leading_zeros()) as usize;
         if let Some(v) = &cfg.vcd {
             sim.open_vcd(v)?;

@@ -88,14 +88,6 @@ fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
     }
 }
 
-/// A model's parameter as built, or the RTL default.
-fn param(sim: &Sim, name: &str, default: usize) -> usize {
-    sim.info()
-        .param(name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// Instantiates a model, writing a waveform when `DYSHARP_VCD` is set.
 fn open(model: &str, seed: u64) -> Result<Sim, String> {
     let mut sim = Sim::new(model, seed).map_err(|e| e.to_string())?;
@@ -162,10 +154,10 @@ impl TlbBench {
     /// Instantiates `model` and resets it.
     fn new(model: &str, seed: u64) -> Result<Self, String> {
         let sim = open(model, seed)?;
-        let entries = param(&sim, "Entries", 512);
-        let ways = param(&sim, "Ways", entries);
-        let local_w = param(&sim, "LocalWidth", 5);
-        let (aidx_w, lidx_w) = (param(&sim, "AidxWidth", 31), param(&sim, "LidxWidth", 31));
+        let entries = sim.param_or("Entries", 512);
+        let ways = sim.param_or("Ways", entries);
+        let local_w = sim.param_or("LocalWidth", 5);
+        let (aidx_w, lidx_w) = (sim.param_or("AidxWidth", 31), sim.param_or("LidxWidth", 31));
         if aidx_w != 31 || lidx_w != 31 || local_w > 16 {
             return Err(format!(
                 "bench expects 31-bit AIdx and LIdx and a local index of at most 16 bits \
@@ -711,11 +703,11 @@ impl HubBench {
     fn new(model: &str, seed: u64, env: HubEnv) -> Result<Self, String> {
         let sim = open(model, seed)?;
         let p = HubPorts::new(&sim)?;
-        let epp = param(&sim, "ExpertsPerPort", 32);
-        let max_targets = param(&sim, "MaxTargets", 32);
-        let tlb_entries = param(&sim, "TlbEntries", 512);
-        let tlb_ways = param(&sim, "TlbWays", tlb_entries);
-        let mem_lines = param(&sim, "MemLines", 4);
+        let epp = sim.param_or("ExpertsPerPort", 32);
+        let max_targets = sim.param_or("MaxTargets", 32);
+        let tlb_entries = sim.param_or("TlbEntries", 512);
+        let tlb_ways = sim.param_or("TlbWays", tlb_entries);
+        let mem_lines = sim.param_or("MemLines", 4);
         let gcfg = HubConfig {
             tlb_entries,
             tlb_ways,
