@@ -886,7 +886,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   end
 
   // f32 lane accumulation of load-reduce lines (targets in list order, spec §9), one lane group
-  // per line of the beat. Lines past the beat's count are computed only when it is full.
+  // per line of the beat. Lines past the beat's count are not computed (left zero).
   always_comb begin
     logic first_in;
     first_in = tagq_out.kind inside {RdFinInit, RdAccInit};
