@@ -10,6 +10,14 @@
 //!   expert `i` in a seeded random permutation of the experts.
 //! * `dirichlet:A` (A > 0): one popularity vector for the whole step drawn from a symmetric
 //!   Dirichlet with concentration `A` (as normalized `Gamma(A, 1)` draws).
+//! * `share-std:S` (S > 0): training-like routing (issue 15). One popularity vector `p` for the
+//!   whole step is drawn from a symmetric Dirichlet whose concentration is chosen so that the
+//!   expected standard deviation over experts of the per-expert token share `k·p_i` (the fraction
+//!   of tokens that pick expert `i`; mean `k/E`) is `S`:
+//!   `Var(p_i) = (E−1) / (E² (Eα+1))`, so `α = (k²(E−1) / (E² S²) − 1) / E` (see
+//!   [`share_std_concentration`]). Tokens are then drawn like `counts` (exact inclusion
+//!   probabilities `π_i = k p_i`), so the realized shares keep the drawn spread. The DySHARP
+//!   paper's training routing has `S` in 0.01–0.05 around a mean share of 0.032 (= 8/256).
 //! * `counts:FILE:MODEL:CORPUS:LAYER`: real per-expert marginals from a counts CSV (see
 //!   [`crate::trace::counts`]). The trace is labelled
 //!   `calibrated-synthetic: counts MODEL/CORPUS/LAYER`, in the [`Trace`] and in every record:
@@ -70,6 +78,12 @@ pub enum DistSpec {
         /// Concentration, finite and `> 0`; small values concentrate load on few experts.
         alpha: f64,
     },
+    /// `share-std:S`: Dirichlet popularity with the concentration that gives a per-expert
+    /// token-share standard deviation of `S` (training-like routing).
+    ShareStd {
+        /// Target standard deviation of the per-expert token share, finite and `> 0`.
+        std: f64,
+    },
     /// `counts:FILE:MODEL:CORPUS:LAYER`: popularity from real per-expert marginals.
     Counts {
         /// The counts CSV (`model,corpus,layer,expert,count`).
@@ -84,7 +98,8 @@ pub enum DistSpec {
 }
 
 /// The accepted forms, for error messages.
-const USAGE: &str = "uniform, zipf:A, dirichlet:A or counts:FILE:MODEL:CORPUS:LAYER";
+const USAGE: &str =
+    "uniform, zipf:A, dirichlet:A, share-std:S or counts:FILE:MODEL:CORPUS:LAYER";
 
 /// An error parsing a [`DistSpec`] from a string.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -95,16 +110,16 @@ pub enum ParseDistSpecError {
     /// `uniform` was given a parameter.
     #[error("distribution \"uniform\" takes no parameter, found \"{0}\"")]
     UnexpectedParameter(String),
-    /// `zipf` or `dirichlet` without its parameter.
+    /// `zipf`, `dirichlet` or `share-std` without its parameter.
     #[error("distribution \"{kind}\" needs a parameter: {kind}:A")]
     MissingParameter {
-        /// `zipf` or `dirichlet`.
+        /// `zipf`, `dirichlet` or `share-std`.
         kind: &'static str,
     },
-    /// The parameter of `zipf` or `dirichlet` is not an acceptable number.
+    /// The parameter of `zipf`, `dirichlet` or `share-std` is not an acceptable number.
     #[error("distribution \"{kind}\": invalid parameter \"{value}\": expected {expected}")]
     BadParameter {
-        /// `zipf` or `dirichlet`.
+        /// `zipf`, `dirichlet` or `share-std`.
         kind: &'static str,
         /// The text found.
         value: String,
@@ -123,6 +138,7 @@ pub enum ParseDistSpecError {
 
 const ZIPF_EXPECTED: &str = "a finite number >= 0";
 const DIRICHLET_EXPECTED: &str = "a finite number > 0";
+const SHARE_STD_EXPECTED: &str = "a finite number > 0";
 
 fn zipf_alpha_ok(a: f64) -> bool {
     a.is_finite() && a >= 0.0
@@ -148,12 +164,12 @@ impl FromStr for DistSpec {
                 None => Ok(DistSpec::Uniform),
                 Some(_) => Err(ParseDistSpecError::UnexpectedParameter(s.to_string())),
             },
-            "zipf" | "dirichlet" => {
+            "zipf" | "dirichlet" | "share-std" => {
                 let (kind, expected, ok): (&'static str, &'static str, fn(f64) -> bool) =
-                    if kind == "zipf" {
-                        ("zipf", ZIPF_EXPECTED, zipf_alpha_ok)
-                    } else {
-                        ("dirichlet", DIRICHLET_EXPECTED, dirichlet_alpha_ok)
+                    match kind {
+                        "zipf" => ("zipf", ZIPF_EXPECTED, zipf_alpha_ok),
+                        "dirichlet" => ("dirichlet", DIRICHLET_EXPECTED, dirichlet_alpha_ok),
+                        _ => ("share-std", SHARE_STD_EXPECTED, dirichlet_alpha_ok),
                     };
                 let value = param
                     .filter(|p| !p.is_empty())
@@ -168,10 +184,10 @@ impl FromStr for DistSpec {
                         value: value.to_string(),
                         expected,
                     })?;
-                Ok(if kind == "zipf" {
-                    DistSpec::Zipf { alpha }
-                } else {
-                    DistSpec::Dirichlet { alpha }
+                Ok(match kind {
+                    "zipf" => DistSpec::Zipf { alpha },
+                    "dirichlet" => DistSpec::Dirichlet { alpha },
+                    _ => DistSpec::ShareStd { std: alpha },
                 })
             }
             "counts" => {
@@ -215,6 +231,7 @@ impl fmt::Display for DistSpec {
             DistSpec::Uniform => write!(f, "uniform"),
             DistSpec::Zipf { alpha } => write!(f, "zipf:{alpha}"),
             DistSpec::Dirichlet { alpha } => write!(f, "dirichlet:{alpha}"),
+            DistSpec::ShareStd { std } => write!(f, "share-std:{std}"),
             DistSpec::Counts {
                 file,
                 model,
@@ -448,6 +465,36 @@ fn draw_systematic(
     }
 }
 
+/// The symmetric-Dirichlet concentration `α` whose draws give an expected standard deviation
+/// `std` of the per-expert token share `topk·p_i` over `experts` experts:
+/// `α = (topk²(E−1) / (E² std²) − 1) / E`. `None` if no positive `α` reaches `std` (the spread
+/// asked for is at least that of `α → 0`, where one expert takes everything) or an argument is
+/// out of range.
+pub fn share_std_concentration(std: f64, experts: usize, topk: usize) -> Option<f64> {
+    if !(std.is_finite() && std > 0.0) || experts < 2 || topk == 0 {
+        return None;
+    }
+    let e = experts as f64;
+    let k = topk as f64;
+    let alpha = (k * k * (e - 1.0) / (e * e * std * std) - 1.0) / e;
+    (alpha.is_finite() && alpha > 0.0).then_some(alpha)
+}
+
+/// Draws a popularity vector from a symmetric Dirichlet (normalization is left to the
+/// sampler): `experts` `Gamma(alpha, 1)` draws, non-finite or non-positive draws as 0.
+fn dirichlet_weights(rng: &mut ChaCha8Rng, gamma: &Gamma<f64>, experts: usize) -> Vec<f64> {
+    (0..experts)
+        .map(|_| {
+            let g: f64 = gamma.sample(rng);
+            if g.is_finite() && g > 0.0 {
+                g
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
 /// DeepEP's mock: scores `|N(0,1)| + 1`, top-k in descending score order (ties by lower ID).
 fn draw_uniform_mock(
     rng: &mut ChaCha8Rng,
@@ -530,17 +577,17 @@ pub fn generate(
                 return Err(bad());
             }
             let gamma = Gamma::new(*alpha, 1.0).map_err(|_| bad())?;
-            let w: Vec<f64> = (0..experts)
-                .map(|_| {
-                    let g: f64 = gamma.sample(&mut rng);
-                    if g.is_finite() && g > 0.0 {
-                        g
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            Sampler::Sequential(w)
+            Sampler::Sequential(dirichlet_weights(&mut rng, &gamma, experts))
+        }
+        DistSpec::ShareStd { std } => {
+            let bad = || GenError::BadParameter {
+                spec: spec.to_string(),
+                expected: "a finite number > 0, below the spread of one expert taking every token",
+            };
+            let alpha = share_std_concentration(*std, experts, topk).ok_or_else(bad)?;
+            let gamma = Gamma::new(alpha, 1.0).map_err(|_| bad())?;
+            let w = dirichlet_weights(&mut rng, &gamma, experts);
+            Sampler::Exact(inclusion_probabilities(&w, topk))
         }
         DistSpec::Counts {
             file,

@@ -8,7 +8,7 @@
 //!
 //! * [`format`](mod@format): [`Trace`], [`TraceRecord`], the reader with file/line/field errors, the writer.
 //! * [`gen`]: seeded synthetic traces from a [`DistSpec`] (`uniform`, `zipf:A`, `dirichlet:A`,
-//!   `counts:FILE:MODEL:CORPUS:LAYER`).
+//!   `share-std:S`, `counts:FILE:MODEL:CORPUS:LAYER`).
 //! * [`counts`]: the per-expert marginal table (`model,corpus,layer,expert,count` CSV).
 //! * [`stats`]: the send matrix, per-rank and per-expert load, Gini (eq. 1 of the
 //!   routing-imbalance study), max/mean and remote fan-out of one (step, layer).
@@ -23,5 +23,5 @@ pub mod stats;
 
 pub use counts::{CountsError, CountsTable, Selection};
 pub use format::{LineError, Trace, TraceError, TraceRecord, MAX_EXPERT_ID};
-pub use gen::{generate, DistSpec, GenError, ParseDistSpecError};
+pub use gen::{generate, share_std_concentration, DistSpec, GenError, ParseDistSpecError};
 pub use stats::{gini, gini_f64, max_mean, rank_loads, StatsError, TraceStats, MAX_EP};
