@@ -1,6 +1,6 @@
 //! Traffic accounting (spec §8, brief §4): payload and wire bytes per port and
 //! direction for DySHARP and the DeepEP-like baseline, and the lower bound on
-//! completion cycles.
+//! completion cycles; [`account_nvls`] counts the NVLS workaround (static groups) the same way.
 
 use crate::packet::{wire_flits, Opcode};
 use serde::Serialize;
@@ -170,6 +170,106 @@ pub fn account(tokens: &[Token], ports: usize, experts_per_port: usize, row: Row
     d.finish();
     c.finish();
     Traffic {
+        dispatch: d,
+        combine: c,
+    }
+}
+
+/// Bytes per port and direction of one phase under one scheme (used for the NVLS workaround,
+/// beside the DySHARP and baseline fields of [`PhaseTraffic`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkBytes {
+    /// GPU→switch payload bytes per port.
+    pub uplink_payload_bytes: Vec<u64>,
+    /// Switch→GPU payload bytes per port.
+    pub downlink_payload_bytes: Vec<u64>,
+    /// GPU→switch wire bytes per port.
+    pub uplink_wire_bytes: Vec<u64>,
+    /// Switch→GPU wire bytes per port.
+    pub downlink_wire_bytes: Vec<u64>,
+}
+
+impl LinkBytes {
+    fn new(n: usize) -> Self {
+        LinkBytes {
+            uplink_payload_bytes: vec![0; n],
+            downlink_payload_bytes: vec![0; n],
+            uplink_wire_bytes: vec![0; n],
+            downlink_wire_bytes: vec![0; n],
+        }
+    }
+
+    /// Total payload bytes (uplink, downlink).
+    pub fn payload_totals(&self) -> (u64, u64) {
+        (
+            self.uplink_payload_bytes.iter().sum(),
+            self.downlink_payload_bytes.iter().sum(),
+        )
+    }
+
+    /// Total wire bytes (uplink, downlink).
+    pub fn wire_totals(&self) -> (u64, u64) {
+        (
+            self.uplink_wire_bytes.iter().sum(),
+            self.downlink_wire_bytes.iter().sum(),
+        )
+    }
+
+    /// Lower bound in cycles: the maximum over ports and directions of wire flits (spec §8).
+    pub fn lower_bound_cycles(&self) -> u64 {
+        self.uplink_wire_bytes
+            .iter()
+            .chain(&self.downlink_wire_bytes)
+            .copied()
+            .max()
+            .unwrap_or(0)
+            / 16
+    }
+}
+
+/// Accounting of the NVLS workaround for both phases (see [`account_nvls`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NvlsTraffic {
+    /// Dispatch as an AllGather.
+    pub dispatch: LinkBytes,
+    /// Combine as a Reduce-Scatter.
+    pub combine: LinkBytes,
+}
+
+/// Counts the traffic of the NVLS workaround (issue 15; static groups, spec §5.5): one static
+/// group holding every port, because a static group cannot follow per-token routing.
+///
+/// - Dispatch is an AllGather: every token row, whatever its routing (even a token whose experts
+///   are all local), goes up once per chunk as an `MC_ST` from its source `s` and down to every
+///   member port, `s` included (spec §5.5: the source receives a copy when it is a member).
+/// - Combine is a Reduce-Scatter: `s` sends one `MC_LD_REDUCE` request per chunk (uplink `s`); the
+///   switch sends its replica down to every member (the request carries no payload); every member
+///   sends a partial up (`RSP_PARTIAL`, zeros where it holds none of the token's experts) and `s`
+///   receives one reduced row (`RSP_REDUCE`).
+pub fn account_nvls(tokens: &[Token], ports: usize, row: RowShape) -> NvlsTraffic {
+    let mut d = LinkBytes::new(ports);
+    let mut c = LinkBytes::new(ports);
+    let chunks = row.chunks();
+    for t in tokens {
+        let s = t.src;
+        for &len in &chunks {
+            let pay = 16 * len as u64;
+            let w = |op| 16 * wire_flits(op, 0, len, 0) as u64;
+            d.uplink_payload_bytes[s] += pay;
+            d.uplink_wire_bytes[s] += w(Opcode::McSt);
+            c.uplink_wire_bytes[s] += w(Opcode::McLdReduce);
+            c.downlink_payload_bytes[s] += pay;
+            c.downlink_wire_bytes[s] += w(Opcode::RspReduce);
+            for g in 0..ports {
+                d.downlink_payload_bytes[g] += pay;
+                d.downlink_wire_bytes[g] += w(Opcode::McSt);
+                c.downlink_wire_bytes[g] += w(Opcode::McLdReduce);
+                c.uplink_payload_bytes[g] += pay;
+                c.uplink_wire_bytes[g] += w(Opcode::RspPartial);
+            }
+        }
+    }
+    NvlsTraffic {
         dispatch: d,
         combine: c,
     }
