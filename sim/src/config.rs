@@ -76,9 +76,10 @@ impl Default for Config {
 pub struct ConfigError(pub String);
 
 impl Config {
-    /// Total experts.
+    /// Total experts (saturating: a configuration whose product overflows fails
+    /// [`Config::validate`]).
     pub fn experts(&self) -> usize {
-        self.num_ports * self.experts_per_port
+        self.num_ports.saturating_mul(self.experts_per_port)
     }
 
     /// The switch-ingress limits.
@@ -97,7 +98,8 @@ impl Config {
         if !(1..=32).contains(&self.num_ports) {
             return e(format!("num_ports {} outside 1..=32", self.num_ports));
         }
-        if self.experts_per_port == 0 || self.experts() > 0xFFFF {
+        let experts = self.num_ports.checked_mul(self.experts_per_port);
+        if self.experts_per_port == 0 || experts.is_none_or(|n| n > MAX_EXPERTS) {
             return e(format!(
                 "{} experts per port x {} ports must be 1..=65535 experts",
                 self.experts_per_port, self.num_ports
@@ -128,6 +130,12 @@ impl Config {
                 "hub log2 sizes out of range (bsize 2^4..2^30, entries and slots <= 2^31)".into(),
             );
         }
+        if h.tlb_entries > MAX_TLB_ENTRIES {
+            return e(format!(
+                "tlb_entries {} above the modelled maximum {MAX_TLB_ENTRIES}",
+                h.tlb_entries
+            ));
+        }
         if h.tlb_entries == 0
             || h.tlb_ways == 0
             || !h.tlb_entries.is_multiple_of(h.tlb_ways)
@@ -149,6 +157,31 @@ impl Config {
                 ));
             }
         }
+        // Every address a hub computes must stay in the 48-bit space: the AL table (4 bytes
+        // per entry) and the data slots (a row block per slot) of the last local expert.
+        let local = (self.experts_per_port as u64).saturating_sub(1);
+        let al_end = (local << h.log2_al_entries | ((1u64 << h.log2_al_entries) - 1))
+            .checked_mul(4)
+            .and_then(|x| x.checked_add(4))
+            .and_then(|x| x.checked_add(h.al_base));
+        let data_end = ((local << h.log2_slots) + (1u64 << h.log2_slots))
+            .checked_shl(h.log2_bsize)
+            .filter(|x| x >> h.log2_bsize == (local << h.log2_slots) + (1u64 << h.log2_slots))
+            .and_then(|x| x.checked_add(h.data_base));
+        for (name, end) in [("AL table", al_end), ("data slots", data_end)] {
+            if end.is_none_or(|x| x > 1 << 48) {
+                return e(format!(
+                    "the {name} of {} experts per port run past the 48-bit address space",
+                    self.experts_per_port
+                ));
+            }
+        }
         Ok(())
     }
 }
+
+/// Most experts a switch can address (the 16-bit expert ID of spec §2).
+pub const MAX_EXPERTS: usize = 0xFFFF;
+
+/// Largest modelled AL-TLB (entries per hub): the model keeps every entry in memory.
+pub const MAX_TLB_ENTRIES: usize = 1 << 16;

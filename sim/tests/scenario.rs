@@ -1134,3 +1134,277 @@ wstrb = "TOP.mem_req_wstrb_o[{64*p+63}:{64*p}]"
     let e = extract(head.as_bytes(), "wide.vcd", &bad, "bad.toml").unwrap_err();
     assert!(e.to_string().contains("beat_lines"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bad input found by fuzzing (issue 14): errors, never panics or silent acceptance
+// ---------------------------------------------------------------------------------------------
+
+/// A minimal scenario with `config` and `initial` spliced in.
+fn tiny(config: &str, initial: &str) -> String {
+    format!(
+        "{{\"version\": 1, \"config\": {config}, \"initial\": {initial}, \"stimulus\": [{{\"port\": 0, \"packets\": [{{\"packet\": {{\"opcode\": \"READ\", \"maddr\": 4096}}}}]}}]}}"
+    )
+}
+
+const TINY_CONFIG: &str = "{\"num_ports\": 2, \"experts_per_port\": 2, \"max_targets\": 4}";
+
+fn scenario_err(text: &str) -> String {
+    match Scenario::from_json("s.json", text) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn hex_strings_reject_non_ascii_and_signs() {
+    use dysharp_sim::scenario::pktspec::{parse_hex_bytes, parse_uint};
+    // A multi-byte character used to split a two-digit slice: a panic.
+    assert!(parse_hex_bytes("aé").is_err());
+    assert!(parse_hex_bytes("0é0").is_err());
+    let e = scenario_err(&tiny(
+        TINY_CONFIG,
+        "{\"hubs\": [{\"port\": 0, \"memory\": [{\"addr\": 4096, \"hex\": \"0é\"}]}]}",
+    ));
+    assert!(
+        e.contains("initial.hubs[0].memory[0].hex") && e.contains("not a hex digit"),
+        "{e}"
+    );
+    // `+` was taken as a sign by from_str_radix.
+    assert!(parse_hex_bytes("+1").is_err());
+    assert!(parse_hex128(&format!("+{}", "0".repeat(31))).is_err());
+    assert!(parse_hex128(&format!("0x+{}", "0".repeat(31))).is_err());
+    assert!(parse_uint("+5").is_err() && parse_uint("0x+5").is_err() && parse_uint("0x").is_err());
+    assert_eq!(parse_uint("0x1_0"), Ok(16));
+    assert_eq!(parse_hex128(&format!("{}1", "0".repeat(31))), Ok(1));
+    let obs = format!(
+        "{{\"version\": 1, \"kind\": \"observed\", \"egress\": [], \"mem_writes\": [{{\"hub\": 0, \"writes\": [{{\"addr\": 0, \"data\": \"{}\", \"strobe\": \"+fff\"}}]}}]}}",
+        "0".repeat(32)
+    );
+    let e = GoldenResult::from_json("o.json", &obs)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mem_writes[0].writes[0]") && e.contains("strobe"),
+        "{e}"
+    );
+}
+
+#[test]
+fn config_products_and_sizes_are_checked() {
+    // experts_per_port x num_ports used to wrap past validation and size the counters.
+    let big = usize::MAX / 2 + 1;
+    let e = scenario_err(&tiny(
+        &format!("{{\"num_ports\": 2, \"experts_per_port\": {big}, \"max_targets\": 4}}"),
+        "{}",
+    ));
+    assert!(e.contains("at `config`") && e.contains("experts"), "{e}");
+    // A huge TLB was allocated before anything looked at it.
+    let e = scenario_err(&tiny(
+        "{\"num_ports\": 2, \"experts_per_port\": 2, \"max_targets\": 4, \"hub\": {\"mbase\": 0, \"log2_bsize\": 14, \"al_base\": 1048576, \"log2_al_entries\": 12, \"data_base\": 4294967296, \"log2_slots\": 12, \"tlb_entries\": 1099511627776, \"tlb_ways\": 1099511627776}}",
+        "{}",
+    ));
+    assert!(e.contains("tlb_entries") && e.contains("maximum"), "{e}");
+    // Slots of the last expert beyond 2^48.
+    let e = scenario_err(&tiny(
+        "{\"num_ports\": 2, \"experts_per_port\": 2, \"max_targets\": 4, \"hub\": {\"mbase\": 0, \"log2_bsize\": 30, \"al_base\": 1048576, \"log2_al_entries\": 12, \"data_base\": 4294967296, \"log2_slots\": 31, \"tlb_entries\": 4, \"tlb_ways\": 4}}",
+        "{}",
+    ));
+    assert!(e.contains("48-bit address space"), "{e}");
+}
+
+#[test]
+fn addresses_may_not_wrap_or_leave_48_bits() {
+    let e = scenario_err(&tiny(
+        TINY_CONFIG,
+        "{\"hubs\": [{\"port\": 0, \"memory\": [{\"addr\": \"0xfffffffffffffff0\", \"hex\": \"00112233445566778899aabbccddeeff0011\"}]}]}",
+    ));
+    assert!(e.contains("memory[0]") && e.contains("48-bit"), "{e}");
+    let e = scenario_err(&tiny(
+        TINY_CONFIG,
+        "{\"hubs\": [{\"port\": 0, \"memory\": [{\"slot\": {\"expert\": 0, \"lidx\": 0, \"offset\": 18446744073709551615}, \"hex\": \"00\"}]}]}",
+    ));
+    assert!(e.contains("memory[0]"), "{e}");
+    let e = scenario_err(&tiny(
+        TINY_CONFIG,
+        "{\"hubs\": [{\"port\": 0, \"memory\": [{\"addr\": \"0xfffffffffff0\", \"hex\": \"00112233445566778899aabbccddeeff00\"}]}]}",
+    ));
+    assert!(e.contains("48-bit"), "{e}");
+    // The last byte of the space is fine.
+    Scenario::from_json(
+        "s.json",
+        &tiny(
+            TINY_CONFIG,
+            "{\"hubs\": [{\"port\": 0, \"memory\": [{\"addr\": \"0xffffffffffff\", \"hex\": \"01\"}]}]}",
+        ),
+    )
+    .expect("last byte of the 48-bit space");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trust: what `diff` accepts and how it reports (issue 14)
+// ---------------------------------------------------------------------------------------------
+
+fn load_err(r: &GoldenResult) -> String {
+    match GoldenResult::from_json("r.json", &r.to_json()) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn an_edited_readable_packet_is_rejected() {
+    let e = expected();
+    GoldenResult::from_json("e.json", &e.to_json()).expect("the golden output checks itself");
+    // Edit the readable decode of a packet that keeps its flits: used to diff `equal`.
+    let mut o = observed_from(&e);
+    let i = find(&e, 1, |p| p.opcode == Opcode::RspReduce);
+    let p = o.egress[1].packets[i].packet.as_mut().unwrap();
+    p.tag = Some(p.tag.unwrap_or(0) ^ 1);
+    let m = load_err(&o);
+    assert!(
+        m.contains(&format!("egress[1].packets[{i}]")) && m.contains("disagree"),
+        "{m}"
+    );
+    let mut o = observed_from(&e);
+    let p = o.egress[1].packets[i].packet.as_mut().unwrap();
+    if let Some(v) = p.values.as_mut() {
+        v[0] = dysharp_sim::scenario::LaneValue::Num(1234.0);
+    }
+    assert!(load_err(&o).contains("disagree"));
+    // An `error` on a frame that decodes.
+    let mut o = observed_from(&e);
+    o.egress[0].packets[0].error = Some("ERR_HCC".into());
+    assert!(load_err(&o).contains("`error`"));
+}
+
+#[test]
+fn kinds_and_configurations_are_validated() {
+    let e = expected();
+    let o = observed_from(&e);
+    // Swapped arguments.
+    let m = o
+        .check_pair("o.json", &e, "e.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("o.json: at `kind`") && m.contains("swapped"),
+        "{m}"
+    );
+    e.check_pair("e.json", &o, "o.json")
+        .expect("same configuration");
+    // Different configurations.
+    let mut o2 = o.clone();
+    o2.config.as_mut().unwrap().max_targets -= 1;
+    let m = e
+        .check_pair("e.json", &o2, "o.json")
+        .unwrap_err()
+        .to_string();
+    assert!(m.contains("o.json: at `config`"), "{m}");
+    // An invalid configuration in a result file.
+    let mut o3 = o.clone();
+    o3.config.as_mut().unwrap().num_ports = 40;
+    let m = load_err(&o3);
+    assert!(m.contains("at `config`") && m.contains("num_ports"), "{m}");
+    // Ports beyond the configuration.
+    let mut o4 = o.clone();
+    o4.egress[0].port = 7;
+    assert!(load_err(&o4).contains("egress[0].port"));
+}
+
+#[test]
+fn a_dropped_packet_is_missing_and_max_diffs_shows_more() {
+    let e = expected();
+    let mut o = observed_from(&e);
+    let i = find(&e, 3, |p| p.opcode == Opcode::McLdReduce);
+    o.egress[3].packets.remove(i);
+    let r = diff(&e, &o, DiffOptions::default());
+    let d = first(&r);
+    assert_eq!(
+        (d.kind.as_str(), d.port, d.expected_position),
+        ("missing", Some(3), Some(i)),
+        "{r}"
+    );
+    assert_eq!(
+        (
+            r.counts.egress_missing,
+            r.counts.egress_differ,
+            r.counts.egress_extra
+        ),
+        (1, 0, 0),
+        "{r}"
+    );
+    // Three faults: all are counted, --max-diffs shows them.
+    let j = find(&e, 1, |p| p.opcode == Opcode::RspReduce);
+    let mut f = flits(&e, 1, j);
+    f[1] ^= 1 << 17;
+    set_flits(&mut o, 1, j, &f);
+    o.egress[2].packets.remove(0);
+    let r = diff(&e, &o, DiffOptions::default());
+    assert_eq!((r.total, r.divergences.len()), (3, 1));
+    assert!(
+        r.to_string().contains("2 more divergence(s) not shown"),
+        "{r}"
+    );
+    let r = diff(
+        &e,
+        &o,
+        DiffOptions {
+            max_diffs: 10,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.divergences.len(), 3);
+    let ports: Vec<Option<usize>> = r.divergences.iter().map(|d| d.port).collect();
+    assert_eq!(ports, vec![Some(1), Some(2), Some(3)]);
+    assert!(r.to_string().contains("divergence 3: egress port 3"), "{r}");
+}
+
+#[test]
+fn x_and_z_bits_are_mismatches_unless_told_otherwise() {
+    let e = expected();
+    let mut o = observed_from(&e);
+    // A data bit that is x, read as 0 where the golden bit is 0: used to compare equal.
+    let n = o.egress[0].packets[0].frame().unwrap().len();
+    let mut masks = vec![hex128(0); n];
+    masks[0] = hex128(1 << 127);
+    o.egress[0].packets[0].xz = Some(masks);
+    let o = GoldenResult::from_json("o.json", &o.to_json()).expect("valid x/z masks");
+    let r = diff(&e, &o, DiffOptions::default());
+    assert!(!r.equal);
+    let d = first(&r);
+    assert_eq!((d.kind.as_str(), d.port), ("differs", Some(0)), "{r}");
+    assert!(d.details.join("\n").contains("x/z bits"), "{r}");
+    let lenient = DiffOptions {
+        x_as_zero: true,
+        ..Default::default()
+    };
+    assert!(diff(&e, &o, lenient).equal);
+    // Memory writes and error counters too.
+    let mut o = observed_from(&e);
+    let h = o
+        .mem_writes
+        .as_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|h| !h.writes.is_empty())
+        .unwrap();
+    h.writes[0].xz = Some(hex128(u128::MAX));
+    assert_eq!(
+        first(&diff(&e, &o, DiffOptions::default())).section,
+        "mem_writes"
+    );
+    assert!(diff(&e, &o, lenient).equal);
+    let mut o = observed_from(&e);
+    o.error_counters.as_mut().unwrap()[0].xz = vec!["ERR_HCC".into()];
+    assert_eq!(
+        first(&diff(&e, &o, DiffOptions::default())).section,
+        "error_counters"
+    );
+    assert!(diff(&e, &o, lenient).equal);
+    // A mask per flit.
+    let mut o = observed_from(&e);
+    o.egress[0].packets[0].xz = Some(vec![hex128(1)]);
+    if n != 1 {
+        assert!(load_err(&o).contains("xz"));
+    }
+}

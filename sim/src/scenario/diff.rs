@@ -13,17 +13,18 @@
 //! counters per port and code, and the digests as strings; a section absent from either file
 //! is not compared.
 
+use super::align::{align, Alignment, Pair};
 use super::pktspec::hex128;
 use super::result::{Frame, GoldenResult};
 use crate::numerics::{lane, to_f32, DType};
 use crate::packet::fields::{self, TARGETS_PER_FLIT};
 use crate::packet::{ErrorCode, Flit, Opcode, Packet, Stage};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// Sections `golden diff` can be told to skip.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What `golden diff` compares and how much it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiffOptions {
     /// Do not compare memory writes.
     pub ignore_mem: bool,
@@ -31,6 +32,23 @@ pub struct DiffOptions {
     pub ignore_errors: bool,
     /// Do not compare the digest.
     pub ignore_digest: bool,
+    /// Divergences to report in full (at least 1; the counts cover all of them).
+    pub max_diffs: usize,
+    /// Compare x/z bits of an observed file as the 0 they were read as (default: any x/z bit
+    /// on a compared bit is a mismatch).
+    pub x_as_zero: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            ignore_mem: false,
+            ignore_errors: false,
+            ignore_digest: false,
+            max_diffs: 1,
+            x_as_zero: false,
+        }
+    }
 }
 
 /// One divergence.
@@ -160,6 +178,11 @@ pub struct DiffReport {
     /// The first divergence (egress by port, then memory writes by hub, then error counters,
     /// then the digest).
     pub first: Option<Divergence>,
+    /// The first [`DiffOptions::max_diffs`] divergences in the same order (`first` is the
+    /// first of them).
+    pub divergences: Vec<Divergence>,
+    /// All divergences, reported in full or not.
+    pub total: usize,
     /// Counts over all sections.
     pub counts: DiffCounts,
     /// Sections not compared, and why.
@@ -182,8 +205,19 @@ impl fmt::Display for DiffReport {
             )?;
             return Ok(());
         }
-        if let Some(d) = &self.first {
-            write!(f, "first divergence: {d}")?;
+        for (k, d) in self.divergences.iter().enumerate() {
+            if k == 0 {
+                write!(f, "first divergence: {d}")?;
+            } else {
+                write!(f, "divergence {}: {d}", k + 1)?;
+            }
+        }
+        if self.total > self.divergences.len() {
+            writeln!(
+                f,
+                "{} more divergence(s) not shown (--max-diffs N shows N)",
+                self.total - self.divergences.len()
+            )?;
         }
         writeln!(
             f,
@@ -519,8 +553,8 @@ pub fn frame_diffs(w: &Frame, g: &Frame) -> Option<Vec<String>> {
 // The comparison
 // ---------------------------------------------------------------------------------------------
 
-/// Per hub, (address, data, strobe, time) of each write.
-type WritesByHub = BTreeMap<usize, Vec<(u64, u128, u16, Option<u64>)>>;
+/// Per hub, (address, data, strobe, time, x/z mask) of each write.
+type WritesByHub = BTreeMap<usize, Vec<(u64, u128, u16, Option<u64>, u128)>>;
 
 fn strobe_mask(s: u16) -> u128 {
     (0..16).fold(0u128, |m, i| {
@@ -532,17 +566,228 @@ fn strobe_mask(s: u16) -> u128 {
     })
 }
 
+/// The x/z bits of `fr`, described (empty when it has none).
+fn xz_details(which: &str, fr: &Frame) -> Vec<String> {
+    fr.xz
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m != 0)
+        .map(|(k, m)| {
+            format!(
+                "{which} flit {k} has x/z bits {} (lowest bit {}; read as 0; `--x-as-zero` compares them as 0)",
+                hex128(*m),
+                m.trailing_zeros()
+            )
+        })
+        .collect()
+}
+
+/// Differences of two frames under `opt`, or `None` if they compare equal: the bits, and (unless
+/// `x_as_zero`) any x/z bit of either.
+fn frame_diffs_xz(w: &Frame, g: &Frame, opt: &DiffOptions) -> Option<Vec<String>> {
+    let mut xz = Vec::new();
+    if !opt.x_as_zero {
+        xz.extend(xz_details("expected", w));
+        xz.extend(xz_details("observed", g));
+    }
+    match frame_diffs(w, g) {
+        None if xz.is_empty() => None,
+        None => Some(xz),
+        Some(mut d) => {
+            d.extend(xz);
+            Some(d)
+        }
+    }
+}
+
+/// Collects divergences in report order: the first `max` in full, all of them counted.
+struct Collector {
+    max: usize,
+    shown: Vec<Divergence>,
+    total: usize,
+}
+
+impl Collector {
+    fn note(&mut self, d: Divergence) {
+        self.total += 1;
+        if self.shown.len() < self.max {
+            self.shown.push(d);
+        }
+    }
+}
+
+/// Whether the packets an alignment leaves missing are exactly (as a multiset) those it
+/// leaves extra: the flow was reordered, not thinned or padded.
+fn is_reordering<'a>(
+    a: &Alignment,
+    want: impl Fn(usize) -> &'a Vec<Flit>,
+    got: impl Fn(usize) -> &'a Vec<Flit>,
+) -> bool {
+    let mut missing: Vec<&Vec<Flit>> = a
+        .expected
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| **p == Pair::Missing)
+        .map(|(i, _)| want(i))
+        .collect();
+    let mut extra: Vec<&Vec<Flit>> = a.extra.iter().map(|&j| got(j)).collect();
+    missing.sort();
+    extra.sort();
+    !missing.is_empty() && missing == extra
+}
+
+/// Pairs expected item k with observed item k.
+fn by_index(n: usize, m: usize, eq: impl Fn(usize, usize) -> bool) -> Alignment {
+    Alignment {
+        expected: (0..n)
+            .map(|k| match k < m {
+                true if eq(k, k) => Pair::Equal(k),
+                true => Pair::Differs(k),
+                false => Pair::Missing,
+            })
+            .collect(),
+        extra: (n..m).collect(),
+    }
+}
+
+/// Compares one egress port: per flow, the expected and observed packets aligned by their
+/// longest common subsequence (see [`super::align`]).
+fn diff_port(
+    port: usize,
+    want: &[Frame],
+    got: &[Frame],
+    opt: &DiffOptions,
+    counts: &mut DiffCounts,
+    out: &mut Collector,
+) {
+    let flow_of = |fr: &Frame| {
+        fr.flits
+            .first()
+            .map_or(Flow::Responses(0), |f| Flow::of(*f))
+    };
+    let mut want_flows: BTreeMap<Flow, Vec<usize>> = BTreeMap::new();
+    for (i, fr) in want.iter().enumerate() {
+        want_flows.entry(flow_of(fr)).or_default().push(i);
+    }
+    let mut got_flows: BTreeMap<Flow, Vec<usize>> = BTreeMap::new();
+    for (j, fr) in got.iter().enumerate() {
+        got_flows.entry(flow_of(fr)).or_default().push(j);
+    }
+    // Per expected position: (flow, index in flow, pairing as an observed position).
+    let mut per_want: Vec<Option<(Flow, usize, Pair)>> = vec![None; want.len()];
+    // Observed packets paired with nothing: (position, flow, index in flow).
+    let mut extras: Vec<(usize, Flow, usize)> = Vec::new();
+    let none = Vec::new();
+    let flows: BTreeSet<Flow> = want_flows.keys().chain(got_flows.keys()).copied().collect();
+    for flow in flows {
+        let w = want_flows.get(&flow).unwrap_or(&none);
+        let g = got_flows.get(&flow).unwrap_or(&none);
+        let eq = |i: usize, j: usize| frame_diffs_xz(&want[w[i]], &got[g[j]], opt).is_none();
+        let mut a = align(w.len(), g.len(), eq);
+        if is_reordering(&a, |i| &want[w[i]].flits, |j| &got[g[j]].flits) {
+            // Everything missing was observed elsewhere in the flow: a reordering, reported
+            // pairwise by index (each moved packet differs, with a hint).
+            a = by_index(w.len(), g.len(), eq);
+        }
+        for (k, (&pos, pair)) in w.iter().zip(&a.expected).enumerate() {
+            let pair = match *pair {
+                Pair::Equal(j) => Pair::Equal(g[j]),
+                Pair::Differs(j) => Pair::Differs(g[j]),
+                Pair::Missing => Pair::Missing,
+            };
+            if let Some(slot) = per_want.get_mut(pos) {
+                *slot = Some((flow, k, pair));
+            }
+        }
+        extras.extend(a.extra.iter().map(|&j| (g[j], flow, j)));
+    }
+    extras.sort_unstable();
+    for (i, fr) in want.iter().enumerate() {
+        let Some(Some((flow, idx, pair))) = per_want.get(i).copied() else {
+            continue;
+        };
+        let mut d = Divergence::new("egress", "differs");
+        d.port = Some(port);
+        d.flow = Some(flow.to_string());
+        d.index = Some(idx);
+        d.expected_position = Some(i);
+        d.expected = Some(summary(fr));
+        match pair {
+            Pair::Equal(_) => counts.egress_equal += 1,
+            Pair::Missing => {
+                counts.egress_missing += 1;
+                d.kind = "missing".into();
+                let n = got_flows.get(&flow).map_or(0, |v| v.len());
+                d.details.push(format!(
+                    "the observed flow has {n} packet(s); aligned by sequence, no observed packet stands in for this one"
+                ));
+                // The nearest observed packet that matched nothing: often this one with a
+                // corrupted src_port, tag or opcode.
+                if let Some(&(j, jflow, _)) = extras.iter().min_by_key(|(j, _, _)| j.abs_diff(i)) {
+                    if let Some(g) = got.get(j) {
+                        d.observed_position = Some(j);
+                        d.observed = Some(summary(g));
+                        d.details.push(format!(
+                            "nearest observed packet that matches no expected one: position {j}, flow: {jflow}; compared with it:"
+                        ));
+                        if let Some(x) = frame_diffs_xz(fr, g, opt) {
+                            d.details.extend(x.into_iter().map(|l| format!("  {l}")));
+                        }
+                    }
+                }
+                out.note(d);
+            }
+            Pair::Differs(j) => {
+                let Some(g) = got.get(j) else { continue };
+                counts.egress_differ += 1;
+                let mut details = frame_diffs_xz(fr, g, opt).unwrap_or_default();
+                let same_flow = want_flows.get(&flow).unwrap_or(&none);
+                if let Some((n, &k)) = same_flow
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &k)| want.get(k).is_some_and(|x| x.flits == g.flits))
+                {
+                    details.push(format!(
+                        "hint: the observed packet equals expected packet {n} of this flow (position {k} on the port): reordered within the flow?"
+                    ));
+                }
+                d.observed_position = Some(j);
+                d.observed = Some(summary(g));
+                d.details = details;
+                out.note(d);
+            }
+        }
+    }
+    for (j, flow, idx) in extras {
+        let Some(fr) = got.get(j) else { continue };
+        counts.egress_extra += 1;
+        let mut d = Divergence::new("egress", "extra");
+        d.port = Some(port);
+        d.flow = Some(flow.to_string());
+        d.index = Some(idx);
+        d.observed_position = Some(j);
+        d.observed = Some(summary(fr));
+        d.details.push(format!(
+            "the expected flow has {} packet(s); aligned by sequence, this one stands for none of them",
+            want_flows.get(&flow).map_or(0, |v| v.len())
+        ));
+        if !opt.x_as_zero {
+            d.details.extend(xz_details("observed", fr));
+        }
+        out.note(d);
+    }
+}
+
 /// Compares an observed result with an expected one.
 pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) -> DiffReport {
     let limits = expected.limits();
     let mut counts = DiffCounts::default();
-    let mut first: Option<Divergence> = None;
-    let mut not_compared = Vec::new();
-    let note = |d: Divergence, first: &mut Option<Divergence>| {
-        if first.is_none() {
-            *first = Some(d);
-        }
+    let mut out = Collector {
+        max: opt.max_diffs.max(1),
+        shown: Vec::new(),
+        total: 0,
     };
+    let mut not_compared = Vec::new();
 
     // Egress.
     let ew = expected.frames(&limits);
@@ -552,97 +797,7 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
     for port in ports {
         let want = ew.get(&port).unwrap_or(&empty);
         let got = eg.get(&port).unwrap_or(&empty);
-        let mut flows: HashMap<Flow, Vec<usize>> = HashMap::new();
-        for (j, fr) in got.iter().enumerate() {
-            flows.entry(Flow::of(fr.flits[0])).or_default().push(j);
-        }
-        // Observed packets beyond their flow's expected count (the extras).
-        let mut want_count: HashMap<Flow, usize> = HashMap::new();
-        for fr in want {
-            *want_count.entry(Flow::of(fr.flits[0])).or_insert(0) += 1;
-        }
-        let unmatched: Vec<usize> = flows
-            .iter()
-            .flat_map(|(f, v)| v.iter().skip(want_count.get(f).copied().unwrap_or(0)))
-            .copied()
-            .collect();
-        let mut used: HashMap<Flow, usize> = HashMap::new();
-        for (i, fr) in want.iter().enumerate() {
-            let flow = Flow::of(fr.flits[0]);
-            let k = used.entry(flow).or_insert(0);
-            let idx = *k;
-            *k += 1;
-            let mut d = Divergence::new("egress", "differs");
-            d.port = Some(port);
-            d.flow = Some(flow.to_string());
-            d.index = Some(idx);
-            d.expected_position = Some(i);
-            d.expected = Some(summary(fr));
-            match flows.get(&flow).and_then(|v| v.get(idx)) {
-                None => {
-                    counts.egress_missing += 1;
-                    d.kind = "missing".into();
-                    let n = flows.get(&flow).map_or(0, |v| v.len());
-                    d.details.push(format!(
-                        "the observed flow has {n} packet(s), the expected one at least {}",
-                        idx + 1
-                    ));
-                    // The nearest observed packet that matched nothing: often this one with a
-                    // corrupted src_port, tag or opcode.
-                    if let Some(&j) = unmatched.iter().min_by_key(|&&j| j.abs_diff(i)) {
-                        d.observed_position = Some(j);
-                        d.observed = Some(summary(&got[j]));
-                        d.details.push(format!(
-                            "nearest observed packet that matches no expected one: position {j}, flow: {}; compared with it:",
-                            Flow::of(got[j].flits[0])
-                        ));
-                        if let Some(x) = frame_diffs(fr, &got[j]) {
-                            d.details.extend(x.into_iter().map(|l| format!("  {l}")));
-                        }
-                    }
-                    note(d, &mut first);
-                }
-                Some(&j) => match frame_diffs(fr, &got[j]) {
-                    None => counts.egress_equal += 1,
-                    Some(mut details) => {
-                        counts.egress_differ += 1;
-                        let same_flow = || {
-                            want.iter()
-                                .enumerate()
-                                .filter(|(_, x)| Flow::of(x.flits[0]) == flow)
-                        };
-                        if let Some((k, _)) = same_flow().find(|(_, x)| x.flits == got[j].flits) {
-                            let n = same_flow().take_while(|(m, _)| *m != k).count();
-                            details.push(format!(
-                                "hint: the observed packet equals expected packet {n} of this flow (position {k} on the port): reordered within the flow?"
-                            ));
-                        }
-                        d.observed_position = Some(j);
-                        d.observed = Some(summary(&got[j]));
-                        d.details = details;
-                        note(d, &mut first);
-                    }
-                },
-            }
-        }
-        for (j, fr) in got.iter().enumerate() {
-            let flow = Flow::of(fr.flits[0]);
-            let pos = flows[&flow].iter().position(|x| *x == j).unwrap_or(0);
-            if pos >= used.get(&flow).copied().unwrap_or(0) {
-                counts.egress_extra += 1;
-                let mut d = Divergence::new("egress", "extra");
-                d.port = Some(port);
-                d.flow = Some(flow.to_string());
-                d.index = Some(pos);
-                d.observed_position = Some(j);
-                d.observed = Some(summary(fr));
-                d.details.push(format!(
-                    "the expected flow has {} packet(s)",
-                    used.get(&flow).copied().unwrap_or(0)
-                ));
-                note(d, &mut first);
-            }
-        }
+        diff_port(port, want, got, &opt, &mut counts, &mut out);
     }
 
     // Memory writes.
@@ -655,7 +810,7 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
                     let e = m.entry(h.hub).or_default();
                     for w in &h.writes {
                         let (a, d, s) = w.parse().unwrap_or_default();
-                        e.push((a, d, s, w.time));
+                        e.push((a, d, s, w.time, w.xz_mask().unwrap_or(u128::MAX)));
                     }
                 }
                 m
@@ -671,8 +826,8 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
             for hub in hubs {
                 let empty = Vec::new();
                 let x = wa.get(&hub).unwrap_or(&empty);
-                let y = &wb[&hub];
-                let desc = |w: &(u64, u128, u16, Option<u64>)| {
+                let y = wb.get(&hub).unwrap_or(&empty);
+                let desc = |w: &(u64, u128, u16, Option<u64>, u128)| {
                     format!(
                         "addr {:#x} data {} strobe {:04x}{}",
                         w.0,
@@ -688,8 +843,15 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
                     match (x.get(i), y.get(i)) {
                         (Some(p), Some(q)) => {
                             let m = strobe_mask(p.2);
-                            if p.0 == q.0 && p.2 == q.2 && p.1 & m == q.1 & m {
+                            let xz = if opt.x_as_zero { 0 } else { (p.4 | q.4) & m };
+                            if p.0 == q.0 && p.2 == q.2 && p.1 & m == q.1 & m && xz == 0 {
                                 continue;
+                            }
+                            if xz != 0 {
+                                d.details.push(format!(
+                                    "x/z bits {} in the strobed data, address or strobes (read as 0; `--x-as-zero` compares them as 0)",
+                                    hex128(xz)
+                                ));
                             }
                             if p.0 != q.0 {
                                 d.details.push(format!(
@@ -723,10 +885,10 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
                             d.kind = "extra".into();
                             d.observed = Some(desc(q));
                         }
-                        (None, None) => unreachable!(),
+                        (None, None) => continue,
                     }
                     counts.mem_writes += 1;
-                    note(d, &mut first);
+                    out.note(d);
                 }
             }
         }
@@ -744,20 +906,45 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
                         .map(|p| (p.port, p.array().unwrap_or_default()))
                         .collect()
                 };
+            let unknown = |v: &Vec<super::result::PortErrors>| -> BTreeSet<(usize, usize)> {
+                v.iter()
+                    .flat_map(|p| {
+                        p.xz_codes()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(move |k| (p.port, k))
+                    })
+                    .collect()
+            };
             let (xa, xb) = (arr(a), arr(b));
+            let xz: BTreeSet<(usize, usize)> = if opt.x_as_zero {
+                BTreeSet::new()
+            } else {
+                unknown(a).union(&unknown(b)).copied().collect()
+            };
             let ports: BTreeSet<usize> = xa.keys().chain(xb.keys()).copied().collect();
             for port in ports {
                 let z = [0u64; ErrorCode::COUNT];
                 let (p, q) = (xa.get(&port).unwrap_or(&z), xb.get(&port).unwrap_or(&z));
                 for c in ErrorCode::ALL {
                     let k = c as usize - 1;
-                    if p[k] != q[k] {
+                    let unknown = xz.contains(&(port, k));
+                    if p[k] != q[k] || unknown {
                         counts.error_counters += 1;
                         let mut d = Divergence::new("error_counters", "differs");
                         d.port = Some(port);
-                        d.details
-                            .push(format!("{}: expected {}, observed {}", c, p[k], q[k]));
-                        note(d, &mut first);
+                        d.details.push(format!(
+                            "{}: expected {}, observed {}{}",
+                            c,
+                            p[k],
+                            q[k],
+                            if unknown {
+                                " (x/z bits, read as 0; `--x-as-zero` compares them as 0)"
+                            } else {
+                                ""
+                            }
+                        ));
+                        out.note(d);
                     }
                 }
             }
@@ -777,7 +964,7 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
                     "final-state digest: expected {} {}, observed {} {}",
                     a.algorithm, a.value, b.algorithm, b.value
                 ));
-                note(d, &mut first);
+                out.note(d);
             }
         }
         (None, _) => not_compared.push("digest (absent from the expected file)".into()),
@@ -785,8 +972,10 @@ pub fn diff(expected: &GoldenResult, observed: &GoldenResult, opt: DiffOptions) 
     }
 
     DiffReport {
-        equal: first.is_none(),
-        first,
+        equal: out.total == 0,
+        first: out.shown.first().cloned(),
+        divergences: out.shown,
+        total: out.total,
         counts,
         not_compared,
     }

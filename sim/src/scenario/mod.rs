@@ -11,6 +11,7 @@
 //! * [`diff::diff`] compares an expected and an observed result and reports the first
 //!   divergence; [`crate::vcd_extract`] makes an observed result from a waveform.
 
+pub mod align;
 pub mod diff;
 pub mod pktspec;
 pub mod result;
@@ -362,8 +363,16 @@ impl Scenario {
                                 format!("lidx {} >= 2^log2_slots", s.lidx),
                             ));
                         }
+                        // Fits: the configuration keeps every data slot below 2^48.
                         let slot = ((l as u64) << h.log2_slots) + s.lidx as u64;
-                        h.data_base + (slot << h.log2_bsize) + s.offset
+                        let base = h.data_base + (slot << h.log2_bsize);
+                        base.checked_add(s.offset).ok_or_else(|| {
+                            error_at(
+                                file,
+                                &at(&format!("{p}.slot.offset")),
+                                format!("offset {:#x} runs past 2^64", s.offset),
+                            )
+                        })?
                     }
                     _ => {
                         return Err(error_at(
@@ -400,7 +409,10 @@ impl Scenario {
                         ))
                     }
                 };
-                if (addr + bytes.len() as u64) >> 48 != 0 {
+                if addr
+                    .checked_add(bytes.len() as u64)
+                    .is_none_or(|end| end > 1 << 48)
+                {
                     return Err(error_at(
                         file,
                         &at(&p),

@@ -32,12 +32,33 @@ impl Serialize for Addr {
 /// Parses an unsigned integer written in decimal or as `0x` hex (`_` separators allowed).
 pub fn parse_uint(s: &str) -> Result<u64, String> {
     let t: String = s.trim().chars().filter(|c| *c != '_').collect();
+    let bad = || format!("`{s}` is not a number (decimal or 0x hex)");
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
         u64::from_str_radix(h, 16)
     } else {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
         t.parse::<u64>()
     };
-    r.map_err(|_| format!("`{s}` is not a number (decimal or 0x hex)"))
+    r.map_err(|_| format!("`{s}` does not fit 64 bits"))
+}
+
+/// The hex digits of `t` as values, or the first character that is not an ASCII hex digit
+/// (with its character index). `from_str_radix` alone would accept a leading `+`.
+pub(crate) fn hex_digits(t: &str) -> Result<Vec<u8>, (usize, char)> {
+    t.chars()
+        .enumerate()
+        .map(|(i, c)| {
+            c.to_digit(16)
+                .filter(|_| c.is_ascii_hexdigit())
+                .map(|d| d as u8)
+                .ok_or((i, c))
+        })
+        .collect()
 }
 
 impl<'de> Deserialize<'de> for Addr {
@@ -76,13 +97,15 @@ pub fn parse_hex128(s: &str) -> Result<u128, String> {
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(&t);
-    if t.len() != 32 {
+    let digits = hex_digits(t)
+        .map_err(|(i, c)| format!("`{s}`: character {i} ({c:?}) is not a hex digit"))?;
+    if digits.len() != 32 {
         return Err(format!(
             "`{s}` must be exactly 32 hex digits (a 128-bit word, most significant first), it has {}",
-            t.len()
+            digits.len()
         ));
     }
-    u128::from_str_radix(t, 16).map_err(|_| format!("`{s}` is not hex"))
+    Ok(digits.iter().fold(0u128, |v, d| (v << 4) | u128::from(*d)))
 }
 
 /// Formats a 128-bit word as 32 hex digits.
@@ -111,16 +134,12 @@ pub fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, String> {
         .filter(|c| *c != '_' && !c.is_whitespace())
         .collect();
     let t = t.strip_prefix("0x").unwrap_or(&t);
-    if !t.len().is_multiple_of(2) {
+    let digits =
+        hex_digits(t).map_err(|(i, c)| format!("character {i} ({c:?}) is not a hex digit"))?;
+    if !digits.len().is_multiple_of(2) {
         return Err("odd number of hex digits in a byte string".into());
     }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&t[i..i + 2], 16)
-                .map_err(|_| format!("`{}` at digit {i} is not hex", &t[i..i + 2]))
-        })
-        .collect()
+    Ok(digits.chunks_exact(2).map(|d| (d[0] << 4) | d[1]).collect())
 }
 
 /// Formats bytes as hex in address order.

@@ -79,6 +79,11 @@ pub struct EgressEntry {
     /// Waveform time of the frame's last flit (from-vcd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
+    /// Bits read as x or z (from-vcd): one 32-hex-digit mask per flit, present only when a
+    /// bit is set. Such bits read as 0 in `flits`; `diff` counts them as mismatches unless
+    /// told `--x-as-zero`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xz: Option<Vec<String>>,
 }
 
 impl EgressEntry {
@@ -94,6 +99,64 @@ impl EgressEntry {
             error,
             stream: None,
             time: None,
+            xz: None,
+        }
+    }
+
+    /// Checks that the readable fields agree with `flits` (decoded with `limits`): `packet`
+    /// must be the frame's decode and `error` present exactly when it does not decode, so an
+    /// edited `packet` or `values` cannot go unnoticed; `xz` must have a mask per flit.
+    pub fn check(&self, limits: &Limits) -> Result<(), String> {
+        let frame = self.frame()?;
+        let Some(flits) = &self.flits else {
+            return Ok(());
+        };
+        match (decode(&frame, Origin::Egress, limits), &self.packet) {
+            (Ok(d), Some(p)) => {
+                let given = p.to_packet().map_err(|e| format!("packet: {e}"))?;
+                if given != d {
+                    return Err(format!(
+                        "`packet` and `flits` disagree: the flits decode to {}; edit `flits` (the authoritative field) or drop `packet`",
+                        serde_json::to_string(&PacketSpec::from_packet(&d)).unwrap_or_default()
+                    ));
+                }
+            }
+            (Err(e), Some(_)) => {
+                return Err(format!("`packet` is given but `flits` do not decode ({e})"))
+            }
+            (Ok(_), None) | (Err(_), None) => {}
+        }
+        if let (Ok(_), Some(e)) = (decode(&frame, Origin::Egress, limits), &self.error) {
+            if !e.starts_with("incomplete frame") {
+                return Err(format!(
+                    "`error` says `{e}` but `flits` decode; drop `error`"
+                ));
+            }
+        }
+        if let Some(x) = &self.xz {
+            if x.len() != flits.len() {
+                return Err(format!(
+                    "`xz` has {} masks for {} flits",
+                    x.len(),
+                    flits.len()
+                ));
+            }
+            parse_flits(x).map_err(|e| format!("xz: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Per flit, the bits read as x/z (empty when none).
+    pub fn xz_masks(&self) -> Vec<u128> {
+        let masks = self
+            .xz
+            .as_deref()
+            .map(|x| parse_flits(x).unwrap_or_default())
+            .unwrap_or_default();
+        if masks.iter().all(|m| *m == 0) {
+            Vec::new()
+        } else {
+            masks
         }
     }
 
@@ -136,6 +199,10 @@ pub struct MemWrite {
     /// Waveform time (from-vcd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
+    /// Data bits read as x or z (from-vcd), 32 hex digits; all ones when the address,
+    /// strobes or line count had x/z bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xz: Option<String>,
 }
 
 impl MemWrite {
@@ -146,7 +213,15 @@ impl MemWrite {
             data: hex128(data),
             strobe: format!("{strobe:04x}"),
             time: None,
+            xz: None,
         }
+    }
+
+    /// The x/z mask (0 when none).
+    pub fn xz_mask(&self) -> Result<u128, String> {
+        self.xz
+            .as_deref()
+            .map_or(Ok(0), |x| parse_hex128(x).map_err(|e| format!("xz: {e}")))
     }
 
     /// (address, data, strobe).
@@ -154,8 +229,12 @@ impl MemWrite {
         let data = parse_hex128(&self.data).map_err(|e| format!("data: {e}"))?;
         let s = self.strobe.trim();
         let s = s.strip_prefix("0x").unwrap_or(s);
-        let strobe = u16::from_str_radix(s, 16)
-            .map_err(|_| format!("strobe `{}` is not 1 to 4 hex digits", self.strobe))?;
+        let bad = || format!("strobe `{}` is not 1 to 4 hex digits", self.strobe);
+        let digits = super::pktspec::hex_digits(s).map_err(|_| bad())?;
+        if digits.is_empty() || digits.len() > 4 {
+            return Err(bad());
+        }
+        let strobe = digits.iter().fold(0u16, |v, d| (v << 4) | u16::from(*d));
         Ok((self.addr.0, data, strobe))
     }
 }
@@ -168,6 +247,9 @@ pub struct PortErrors {
     pub port: usize,
     /// Count per error-code name (`"ERR_FRAME"`); codes not listed are 0.
     pub counts: BTreeMap<String, u64>,
+    /// Counters read with x or z bits (from-vcd), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub xz: Vec<String>,
 }
 
 impl PortErrors {
@@ -181,7 +263,20 @@ impl PortErrors {
                 .filter(|(_, n)| **n != 0)
                 .map(|(code, n)| (code.name().to_string(), *n))
                 .collect(),
+            xz: Vec::new(),
         }
+    }
+
+    /// Indices (`code - 1`) of the counters read with x/z bits.
+    pub fn xz_codes(&self) -> Result<Vec<usize>, String> {
+        self.xz
+            .iter()
+            .map(|k| {
+                super::pktspec::error_code_by_name(k)
+                    .map(|c| c as usize - 1)
+                    .ok_or_else(|| format!("xz: unknown error code name `{k}`"))
+            })
+            .collect()
     }
 
     /// The counter array, indexed `code - 1`.
@@ -220,6 +315,8 @@ pub struct Frame {
     pub stream: Option<String>,
     /// Waveform time, if known.
     pub time: Option<u64>,
+    /// Per flit, the bits read as x/z (empty when none).
+    pub xz: Vec<u128>,
 }
 
 impl GoldenResult {
@@ -241,24 +338,75 @@ impl GoldenResult {
     }
 
     fn check(&self, file: &str) -> Result<(), GoldenError> {
+        if let Some(c) = &self.config {
+            c.validate()
+                .map_err(|e| error_at(file, "config", e.to_string()))?;
+        }
+        let limits = self.limits();
+        let ports = self.config.as_ref().map_or(MAX_PORTS, |c| c.num_ports);
+        let port_ok = |what: &str, p: usize, path: String| {
+            if p >= ports {
+                Err(error_at(
+                    file,
+                    &path,
+                    format!("{what} {p} >= the number of ports {ports}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
         for (i, pe) in self.egress.iter().enumerate() {
+            port_ok("port", pe.port, format!("egress[{i}].port"))?;
             for (j, e) in pe.packets.iter().enumerate() {
-                e.frame()
+                e.check(&limits)
                     .map_err(|m| error_at(file, &format!("egress[{i}].packets[{j}]"), m))?;
             }
         }
         if let Some(m) = &self.mem_writes {
             for (i, h) in m.iter().enumerate() {
+                port_ok("hub", h.hub, format!("mem_writes[{i}].hub"))?;
                 for (j, w) in h.writes.iter().enumerate() {
-                    w.parse()
-                        .map_err(|e| error_at(file, &format!("mem_writes[{i}].writes[{j}]"), e))?;
+                    let at = format!("mem_writes[{i}].writes[{j}]");
+                    w.parse().map_err(|e| error_at(file, &at, e))?;
+                    w.xz_mask().map_err(|e| error_at(file, &at, e))?;
                 }
             }
         }
         if let Some(m) = &self.error_counters {
             for (i, p) in m.iter().enumerate() {
+                port_ok("port", p.port, format!("error_counters[{i}].port"))?;
                 p.array()
                     .map_err(|e| error_at(file, &format!("error_counters[{i}].counts"), e))?;
+                p.xz_codes()
+                    .map_err(|e| error_at(file, &format!("error_counters[{i}].xz"), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `self` (the expected file `file`) and `observed` (`observed_file`) can be
+    /// compared: the expected file is of kind `expected` (an observed file in its place means
+    /// swapped arguments), and if both give a configuration they give the same one.
+    pub fn check_pair(
+        &self,
+        file: &str,
+        observed: &GoldenResult,
+        observed_file: &str,
+    ) -> Result<(), GoldenError> {
+        if self.kind != ResultKind::Expected {
+            return Err(error_at(
+                file,
+                "kind",
+                "the first file of `diff` must be an expected result (kind \"expected\", from `golden run`); are the arguments swapped?",
+            ));
+        }
+        if let (Some(a), Some(b)) = (&self.config, &observed.config) {
+            if a != b {
+                return Err(error_at(
+                    observed_file,
+                    "config",
+                    format!("the configuration differs from the one of {file}; both files must describe the same switch"),
+                ));
             }
         }
         Ok(())
@@ -285,6 +433,7 @@ impl GoldenResult {
                     flits,
                     stream: e.stream.clone(),
                     time: e.time,
+                    xz: e.xz_masks(),
                 });
             }
         }
@@ -296,6 +445,9 @@ impl GoldenResult {
         super::pretty_json(self)
     }
 }
+
+/// Most ports a switch has (the 5-bit `src_port` field).
+pub const MAX_PORTS: usize = 32;
 
 /// The widest limits a header can express: 32 ports, every expert ID, every target count,
 /// every group non-empty. Used to decode frames when no configuration is known.
