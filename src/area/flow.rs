@@ -1,0 +1,385 @@
+//! Running the Yosys flows of `synth/`: elaboration once per configuration, then every block
+//! in one Yosys process (a failed block is reported and the rest continue in a new process).
+//! Outputs go under `target/area/<config>-<hash>/`; a block whose outputs exist is not re-run.
+
+use super::plan::{module_glob, Block, Config};
+use super::sram;
+use super::AreaError;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The flow scripts (`synth/*.ys`), built into the binary.
+pub mod scripts {
+    /// Elaboration of one configuration.
+    pub const ELAB: &str = include_str!("../../synth/elab.ys");
+    /// Start of the per-block script.
+    pub const PRELUDE: &str = include_str!("../../synth/prelude.ys");
+    /// One block: generic synthesis and the memory decision.
+    pub const BLOCK: &str = include_str!("../../synth/block.ys");
+    /// Mapping to a Liberty file.
+    pub const MAP_LIBERTY: &str = include_str!("../../synth/map_liberty.ys");
+    /// Mapping to Yosys' gates for the built-in cell table.
+    pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
+}
+
+/// Fills `{name}` placeholders.
+pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut s = template.to_string();
+    for (k, v) in vars {
+        s = s.replace(&format!("{{{k}}}"), v);
+    }
+    s
+}
+
+/// How blocks are mapped.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Repository root (Yosys runs there and reads only below it).
+    pub root: PathBuf,
+    /// Yosys executable.
+    pub yosys: PathBuf,
+    /// Liberty file for mapping, relative to `root` (none: the built-in cell table).
+    pub liberty: Option<String>,
+    /// Keep SRAM-shaped memories as macros (else every memory becomes flip-flops).
+    pub macros: bool,
+    /// Write each block's mapped netlist (for static timing).
+    pub netlists: bool,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// FNV-1a, for stable cache keys.
+pub fn fnv(data: &[u8], mut h: u64) -> u64 {
+    for b in data {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The Yosys of the project's set-up (`.tools/bin/yosys`), or `$DYSHARP_YOSYS`.
+pub fn find_yosys(root: &Path) -> Result<PathBuf, AreaError> {
+    if let Some(p) = std::env::var_os("DYSHARP_YOSYS") {
+        return Ok(PathBuf::from(p));
+    }
+    let p = root.join(".tools/bin/yosys");
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(AreaError::Tool {
+            tool: "yosys".into(),
+            msg: format!(
+                "{} not found: run tools/setup.sh (it installs the pinned Yosys)",
+                p.display()
+            ),
+        })
+    }
+}
+
+impl Flow {
+    /// The output folder of a configuration (relative to the root) for these RTL files.
+    pub fn out_dir(&self, cfg: &Config, files: &[String]) -> Result<String, AreaError> {
+        let mut h = 0xcbf29ce484222325u64;
+        for f in files {
+            let text = std::fs::read(self.root.join(f)).map_err(|e| AreaError::Io {
+                path: f.clone(),
+                err: e,
+            })?;
+            h = fnv(f.as_bytes(), h);
+            h = fnv(&text, h);
+        }
+        h = fnv(cfg.top.as_bytes(), h);
+        for (k, v) in &cfg.params {
+            h = fnv(format!("{k}={v};").as_bytes(), h);
+        }
+        for s in [
+            scripts::ELAB,
+            scripts::PRELUDE,
+            scripts::BLOCK,
+            scripts::MAP_LIBERTY,
+            scripts::MAP_BUILTIN,
+        ] {
+            h = fnv(s.as_bytes(), h);
+        }
+        h = fnv(self.liberty.as_deref().unwrap_or("builtin").as_bytes(), h);
+        if let Some(l) = &self.liberty {
+            let len = std::fs::metadata(self.root.join(l))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            h = fnv(&len.to_le_bytes(), h);
+        }
+        h = fnv(&[u8::from(self.macros), u8::from(self.netlists)], h);
+        Ok(format!("target/area/{}-{h:016x}", cfg.name))
+    }
+
+    fn run(&self, script: &str, out: &str, name: &str) -> Result<std::process::Child, AreaError> {
+        let ys = format!("{out}/{name}.ys");
+        write(&self.root.join(&ys), script)?;
+        let log =
+            std::fs::File::create(self.root.join(format!("{out}/{name}.stdout"))).map_err(|e| {
+                AreaError::Io {
+                    path: format!("{out}/{name}.stdout"),
+                    err: e,
+                }
+            })?;
+        let err = log.try_clone().map_err(|e| AreaError::Io {
+            path: format!("{out}/{name}.stdout"),
+            err: e,
+        })?;
+        Command::new(&self.yosys)
+            .current_dir(&self.root)
+            .args(["-q", "-l", &format!("{out}/{name}.log"), "-s", &ys])
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| AreaError::Tool {
+                tool: "yosys".into(),
+                msg: format!("cannot start {}: {e}", self.yosys.display()),
+            })
+    }
+
+    /// The last error lines of a Yosys log.
+    fn log_error(&self, out: &str, name: &str) -> String {
+        let text = std::fs::read_to_string(self.root.join(format!("{out}/{name}.log")))
+            .unwrap_or_default()
+            + &std::fs::read_to_string(self.root.join(format!("{out}/{name}.stdout")))
+                .unwrap_or_default();
+        let errs: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("ERROR") || l.contains("error:") || l.contains("rror"))
+            .collect();
+        let pick: Vec<&str> = if errs.is_empty() {
+            text.lines()
+                .rev()
+                .take(3)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        } else {
+            errs.into_iter().take(5).collect()
+        };
+        let s = pick.join(" | ");
+        if s.is_empty() {
+            "no log output (killed, e.g. out of memory?)".into()
+        } else {
+            s
+        }
+    }
+
+    /// Elaborates `cfg` (unless done before) and returns the module names of the design.
+    pub fn elaborate(
+        &self,
+        cfg: &Config,
+        files: &[String],
+        out: &str,
+    ) -> Result<Vec<String>, AreaError> {
+        let modules = self.root.join(format!("{out}/modules.txt"));
+        let il = self.root.join(format!("{out}/elab.il"));
+        if !(modules.is_file() && il.is_file()) {
+            std::fs::create_dir_all(self.root.join(out)).map_err(|e| AreaError::Io {
+                path: out.to_string(),
+                err: e,
+            })?;
+            let params: Vec<String> = cfg
+                .params
+                .iter()
+                .map(|(k, v)| format!("-G {k}={v}"))
+                .collect();
+            let script = render(
+                scripts::ELAB,
+                &[
+                    ("top", &cfg.top),
+                    ("params", &params.join(" ")),
+                    ("files", &files.join(" ")),
+                    ("out", out),
+                ],
+            );
+            let pb = self.spinner(&format!("elaborating {}", cfg.name));
+            let status = self
+                .run(&script, out, "elab")?
+                .wait()
+                .map_err(|e| AreaError::Tool {
+                    tool: "yosys".into(),
+                    msg: e.to_string(),
+                })?;
+            pb.finish_and_clear();
+            if !status.success() || !il.is_file() {
+                let _ = std::fs::remove_file(&modules);
+                return Err(AreaError::Synthesis {
+                    block: format!("elaboration of {}", cfg.name),
+                    msg: self.log_error(out, "elab"),
+                });
+            }
+        }
+        let text = std::fs::read_to_string(&modules).map_err(|e| AreaError::Io {
+            path: modules.display().to_string(),
+            err: e,
+        })?;
+        let m = super::plan::parse_ls(&text);
+        if m.is_empty() {
+            return Err(AreaError::Parse {
+                path: modules.display().to_string(),
+                msg: "no modules listed".into(),
+            });
+        }
+        Ok(m)
+    }
+
+    fn spinner(&self, msg: &str) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let pb = ProgressBar::new_spinner();
+        pb.set_message(msg.to_string());
+        pb.enable_steady_tick(Duration::from_millis(200));
+        pb
+    }
+
+    fn block_script(&self, b: &Block, out: &str) -> String {
+        let sel = if self.macros {
+            sram::select_macros()
+        } else {
+            sram::select_none()
+        };
+        let glob = module_glob(&b.rep);
+        let mut s = render(
+            scripts::BLOCK,
+            &[
+                ("id", &b.id),
+                ("module", &b.rep),
+                ("module_glob", &glob),
+                ("sram_select", &sel),
+                ("out", out),
+            ],
+        );
+        let netlist = if self.netlists {
+            format!(
+                "delete t:$mem_v2\nwrite_verilog -noattr -noexpr -blackboxes {out}/{}.v",
+                b.id
+            )
+        } else {
+            String::new()
+        };
+        let map = match &self.liberty {
+            Some(l) => render(
+                scripts::MAP_LIBERTY,
+                &[
+                    ("liberty", l),
+                    ("dont_use", "-dont_use *lpflow*"),
+                    ("id", &b.id),
+                    ("out", out),
+                    ("write_netlist", &netlist),
+                ],
+            ),
+            None => render(scripts::MAP_BUILTIN, &[("id", &b.id), ("out", out)]),
+        };
+        s.push_str(&map);
+        s
+    }
+
+    /// Whether a block's outputs are complete.
+    pub fn done(&self, out: &str, b: &Block) -> bool {
+        self.root.join(format!("{out}/{}.done.txt", b.id)).is_file()
+    }
+
+    /// Synthesizes every block not done yet; returns the blocks that failed, with the error.
+    pub fn synthesize(
+        &self,
+        blocks: &[Block],
+        out: &str,
+    ) -> Result<BTreeMap<String, String>, AreaError> {
+        let mut failed = BTreeMap::new();
+        let pb = if self.progress {
+            let pb = ProgressBar::new(blocks.len() as u64);
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} blocks {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            pb
+        } else {
+            ProgressBar::hidden()
+        };
+        let mut round = 0;
+        loop {
+            let todo: Vec<&Block> = blocks
+                .iter()
+                .filter(|b| !self.done(out, b) && !failed.contains_key(&b.id))
+                .collect();
+            pb.set_position((blocks.len() - todo.len()) as u64);
+            let Some(first) = todo.first() else { break };
+            let mut script = render(scripts::PRELUDE, &[("out", out)]);
+            for b in &todo {
+                script.push_str(&self.block_script(b, out));
+            }
+            let name = format!("blocks{round}");
+            round += 1;
+            let mut child = self.run(&script, out, &name)?;
+            let start = Instant::now();
+            let status = loop {
+                if let Some(s) = child.try_wait().map_err(|e| AreaError::Tool {
+                    tool: "yosys".into(),
+                    msg: e.to_string(),
+                })? {
+                    break s;
+                }
+                let next = todo.iter().find(|b| !self.done(out, b));
+                pb.set_position(
+                    (blocks.len() - todo.iter().filter(|b| !self.done(out, b)).count()) as u64,
+                );
+                if let Some(b) = next {
+                    pb.set_message(b.name.clone());
+                }
+                let _ = start;
+                std::thread::sleep(Duration::from_millis(300));
+            };
+            if status.success() {
+                // every block of the round must be done
+                if let Some(b) = todo.iter().find(|b| !self.done(out, b)) {
+                    failed.insert(b.id.clone(), "no outputs written".into());
+                }
+                continue;
+            }
+            let bad = todo.iter().find(|b| !self.done(out, b)).unwrap_or(first);
+            failed.insert(bad.id.clone(), self.log_error(out, &name));
+        }
+        pb.finish_and_clear();
+        Ok(failed)
+    }
+}
+
+/// Writes a file, naming it in the error.
+pub fn write(path: &Path, text: &str) -> Result<(), AreaError> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| AreaError::Io {
+            path: d.display().to_string(),
+            err: e,
+        })?;
+    }
+    std::fs::write(path, text).map_err(|e| AreaError::Io {
+        path: path.display().to_string(),
+        err: e,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_fills_placeholders() {
+        assert_eq!(
+            render("a {x} {y} {x}", &[("x", "1"), ("y", "2")]),
+            "a 1 2 1"
+        );
+        assert!(scripts::BLOCK.contains("{sram_select}"));
+        assert_ne!(fnv(b"a", 1), fnv(b"b", 1));
+    }
+}

@@ -1,0 +1,510 @@
+//! `dysharp area`: area (and timing) of every block of the RTL at a named configuration, with
+//! the project's pinned Yosys and the flow scripts of `synth/` (docs/area.md).
+//!
+//! Each block (a group of identical instances, e.g. every port's request parser) is
+//! synthesized once on its own, its sub-blocks black boxes, from the elaborated top (so it
+//! gets exactly the parameters its parent passes); a block's figures are its own logic plus
+//! its sub-blocks'.
+
+pub mod cells;
+pub mod flow;
+pub mod fpga;
+pub mod output;
+pub mod plan;
+pub mod report;
+pub mod sram;
+pub mod timing;
+
+use clap::ValueEnum;
+use report::{Figures, Memory, Own};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Errors of `dysharp area` (printed, never a panic).
+#[derive(Debug, thiserror::Error)]
+pub enum AreaError {
+    /// A flag's value is invalid.
+    #[error("invalid value for --{flag}: {msg}")]
+    Flag {
+        /// Flag name.
+        flag: &'static str,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A file cannot be read or written.
+    #[error("{path}: {err}")]
+    Io {
+        /// File.
+        path: String,
+        /// Cause.
+        err: std::io::Error,
+    },
+    /// A tool's output cannot be read.
+    #[error("{path}: {msg}")]
+    Parse {
+        /// File.
+        path: String,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A tool is missing or cannot run.
+    #[error("{tool}: {msg}")]
+    Tool {
+        /// Tool name.
+        tool: String,
+        /// What is wrong.
+        msg: String,
+    },
+    /// Synthesis failed.
+    #[error("synthesis of {block} failed: {msg}")]
+    Synthesis {
+        /// What was being synthesized.
+        block: String,
+        /// The tool's error.
+        msg: String,
+    },
+}
+
+/// Where the blocks are mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// sky130_fd_sc_hd standard cells (a Liberty file with --liberty, else the built-in table).
+    Sky130,
+    /// Lattice ECP5 (LFE5UM-85F): Yosys synth_ecp5 and nextpnr-ecp5.
+    Ecp5,
+    /// AMD/Xilinx 7-series: Yosys synth_xilinx resource counts.
+    Xilinx,
+}
+
+/// What becomes of SRAM-shaped memories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemMode {
+    /// Kept as SRAM macros (area from the SRAM model).
+    Macros,
+    /// Mapped to flip-flops like every other memory.
+    Flops,
+}
+
+/// Arguments of `dysharp area`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AreaArgs {
+    /// Configuration of rtl/models.toml (a model with `synth` among its uses).
+    #[arg(long, default_value = "default")]
+    pub config: String,
+    /// Parameter override K=V (repeatable), applied after the configuration's.
+    #[arg(long = "param", value_name = "K=V")]
+    pub params: Vec<String>,
+    /// Target technology.
+    #[arg(long, value_enum, default_value_t = Target::Sky130)]
+    pub target: Target,
+    /// Liberty file for standard-cell area (and timing, if it has timing tables; .gz is
+    /// decompressed). Without it: NAND2 equivalents from the built-in cell table.
+    #[arg(long, value_name = "FILE")]
+    pub liberty: Option<PathBuf>,
+    /// Liberty file with timing tables for static timing (default: --liberty).
+    #[arg(long, value_name = "FILE")]
+    pub timing_liberty: Option<PathBuf>,
+    /// Memories: keep SRAM-shaped ones as macros, or map all to flip-flops.
+    #[arg(long, value_enum, default_value_t = MemMode::Macros)]
+    pub memories: MemMode,
+    /// Sweep one parameter: K=V1,V2,... (one synthesis per value).
+    #[arg(long, value_name = "K=V1,V2,...")]
+    pub sweep: Option<String>,
+    /// Only these blocks (comma-separated display names; the top's figures then cover only
+    /// what was synthesized).
+    #[arg(long, value_name = "NAMES")]
+    pub blocks: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the per-block table as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write an SVG chart (per block; with --sweep, area against the swept value).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// One block in the report: per instance, its own logic plus its sub-blocks.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockReport {
+    /// Display name (`top`, `switch`, `switch.req_parser`, `hub.tlb`, ...).
+    pub name: String,
+    /// Module definition.
+    pub module: String,
+    /// Instances in the design.
+    pub instances: usize,
+    /// Parent block's name.
+    pub parent: Option<String>,
+    /// Figures per instance, sub-blocks included.
+    #[serde(flatten)]
+    pub total: Figures,
+    /// Figures of the block's own logic (sub-blocks excluded), per instance.
+    pub own: Figures,
+    /// The block's own memories.
+    pub memories: Vec<Memory>,
+    /// Longest combinational path of its own logic, in cells.
+    pub levels: Option<u64>,
+    /// Whether synthesis of this block failed (its figures then count nothing of it).
+    pub error: Option<String>,
+}
+
+/// The whole report of one configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct AreaReport {
+    /// Top module.
+    pub top: String,
+    /// Configuration name.
+    pub config: String,
+    /// Parameters set (the RTL's defaults apply to the rest).
+    pub params: BTreeMap<String, i64>,
+    /// Target.
+    pub target: Target,
+    /// Liberty file, or `builtin` (the NAND2-equivalent cell table).
+    pub cell_model: String,
+    /// Memory mode.
+    pub memories: MemMode,
+    /// SRAM model of kept memories.
+    pub sram_model: SramModel,
+    /// Blocks, top first.
+    pub blocks: Vec<BlockReport>,
+    /// Static timing, if it ran.
+    pub timing: Option<timing::Timing>,
+    /// FPGA results (FPGA targets).
+    pub fpga: Option<serde_json::Value>,
+    /// Output folder of the run.
+    pub out_dir: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// The SRAM model as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct SramModel {
+    /// Macro.
+    pub r#macro: &'static str,
+    /// Area per bit, µm².
+    pub um2_per_bit: f64,
+    /// Source.
+    pub source: &'static str,
+    /// Fewest words kept as a macro.
+    pub min_words: u64,
+}
+
+/// The repository root: the nearest folder up from the current one with `rtl/models.toml`
+/// and `dysharp.core`, else the source tree this binary was built from.
+pub fn find_root() -> Result<PathBuf, AreaError> {
+    let ok = |p: &Path| p.join("rtl/models.toml").is_file() && p.join("dysharp.core").is_file();
+    if let Ok(cwd) = std::env::current_dir() {
+        let mut p = Some(cwd.as_path());
+        while let Some(d) = p {
+            if ok(d) {
+                return Ok(d.to_path_buf());
+            }
+            p = d.parent();
+        }
+    }
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if ok(&built) {
+        return Ok(built);
+    }
+    Err(AreaError::Tool {
+        tool: "dysharp area".into(),
+        msg: "run it inside the dysharp repository (rtl/ and dysharp.core are needed)".into(),
+    })
+}
+
+/// Copies (or decompresses) a Liberty file under `target/area/lib/` so the WebAssembly Yosys,
+/// which reads only below the root, can open it. Returns the path relative to the root.
+fn stage_liberty(root: &Path, lib: &Path) -> Result<String, AreaError> {
+    let name = lib
+        .file_name()
+        .map(|n| n.to_string_lossy().trim_end_matches(".gz").to_string())
+        .ok_or_else(|| AreaError::Flag {
+            flag: "liberty",
+            msg: format!("{}: not a file", lib.display()),
+        })?;
+    let meta = std::fs::metadata(lib).map_err(|e| AreaError::Flag {
+        flag: "liberty",
+        msg: format!("{}: {e}", lib.display()),
+    })?;
+    let rel = format!("target/area/lib/{}-{}", meta.len(), name);
+    let dst = root.join(&rel);
+    if !dst.is_file() {
+        let tmp = root.join(format!("{rel}.tmp"));
+        flow::write(&tmp, "")?;
+        if lib.extension().is_some_and(|e| e == "gz") {
+            let out = std::fs::File::create(&tmp).map_err(|e| AreaError::Io {
+                path: tmp.display().to_string(),
+                err: e,
+            })?;
+            let st = std::process::Command::new("gzip")
+                .arg("-dc")
+                .arg(lib)
+                .stdout(out)
+                .status()
+                .map_err(|e| AreaError::Tool {
+                    tool: "gzip".into(),
+                    msg: e.to_string(),
+                })?;
+            if !st.success() {
+                return Err(AreaError::Flag {
+                    flag: "liberty",
+                    msg: format!("{}: gzip -dc failed", lib.display()),
+                });
+            }
+        } else {
+            std::fs::copy(lib, &tmp).map_err(|e| AreaError::Io {
+                path: lib.display().to_string(),
+                err: e,
+            })?;
+        }
+        let text = std::fs::read_to_string(&tmp).unwrap_or_default();
+        if !text.contains("library") || !text.contains("cell") {
+            return Err(AreaError::Flag {
+                flag: "liberty",
+                msg: format!("{}: not a Liberty file", lib.display()),
+            });
+        }
+        std::fs::rename(&tmp, &dst).map_err(|e| AreaError::Io {
+            path: dst.display().to_string(),
+            err: e,
+        })?;
+    }
+    Ok(rel)
+}
+
+/// Reads one block's outputs.
+fn read_own(
+    root: &Path,
+    out: &str,
+    id: &str,
+    liberty: bool,
+    modules: &BTreeSet<String>,
+) -> Result<Own, AreaError> {
+    let read = |suffix: &str| -> Result<(String, String), AreaError> {
+        let p = format!("{out}/{id}.{suffix}");
+        let t = std::fs::read_to_string(root.join(&p)).map_err(|e| AreaError::Io {
+            path: p.clone(),
+            err: e,
+        })?;
+        Ok((p, t))
+    };
+    let stat = read("stat.json")?;
+    let generic = read("generic.json")?;
+    let mem = read("mem.txt")?;
+    let sram = read("sram.txt")?;
+    let ltp = read("ltp.txt").ok();
+    report::own_figures(&report::BlockFiles {
+        stat: (&stat.0, &stat.1),
+        generic: (&generic.0, &generic.1),
+        memories: &mem.1,
+        sram: &sram.1,
+        ltp: ltp.as_ref().map(|l| l.1.as_str()),
+        liberty,
+        modules,
+    })
+}
+
+/// Synthesizes one configuration and builds its report.
+pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaReport, AreaError> {
+    let start = Instant::now();
+    if args.target != Target::Sky130 {
+        return timing::fpga_report(args, cfg, root);
+    }
+    let liberty = match &args.liberty {
+        Some(l) => Some(stage_liberty(root, l)?),
+        None => None,
+    };
+    let timing_lib = match (&args.timing_liberty, &liberty) {
+        (Some(t), _) => Some(root.join(stage_liberty(root, t)?)),
+        (None, Some(l)) if timing::has_timing(&root.join(l)) => Some(root.join(l)),
+        _ => None,
+    };
+    let files = plan::rtl_files(root)?;
+    let flow = flow::Flow {
+        root: root.to_path_buf(),
+        yosys: flow::find_yosys(root)?,
+        liberty: liberty.clone(),
+        macros: args.memories == MemMode::Macros,
+        netlists: timing_lib.is_some(),
+        progress: !args.quiet && !args.json,
+    };
+    let out = flow.out_dir(cfg, &files)?;
+    let modules = flow.elaborate(cfg, &files, &out)?;
+    let all = plan::blocks(&modules, &cfg.top);
+    let wanted: Option<BTreeSet<&str>> = args
+        .blocks
+        .as_deref()
+        .map(|s| s.split(',').map(str::trim).collect());
+    if let Some(w) = &wanted {
+        if let Some(bad) = w.iter().find(|n| !all.iter().any(|b| b.name == **n)) {
+            let names: Vec<&str> = all.iter().map(|b| b.name.as_str()).collect();
+            return Err(AreaError::Flag {
+                flag: "blocks",
+                msg: format!("no block `{bad}` (blocks: {})", names.join(", ")),
+            });
+        }
+    }
+    let selected: Vec<plan::Block> = all
+        .iter()
+        .filter(|b| wanted.as_ref().is_none_or(|w| w.contains(b.name.as_str())))
+        .cloned()
+        .collect();
+    let failed = flow.synthesize(&selected, &out)?;
+    let module_set: BTreeSet<String> = modules.iter().cloned().collect();
+    let mut owns: Vec<Option<Own>> = Vec::new();
+    for b in &all {
+        let o = if selected.iter().any(|s| s.id == b.id) && !failed.contains_key(&b.id) {
+            Some(read_own(root, &out, &b.id, liberty.is_some(), &module_set)?)
+        } else {
+            None
+        };
+        owns.push(o);
+    }
+    // totals bottom-up: children come after their parent in `all`
+    let mut totals: Vec<Figures> = owns
+        .iter()
+        .map(|o| o.as_ref().map(|o| o.figures.clone()).unwrap_or_default())
+        .collect();
+    for i in (0..all.len()).rev() {
+        if let Some(p) = all[i].parent {
+            let per_parent = (all[i].instances / all[p].instances.max(1)) as u64;
+            let child = totals[i].clone();
+            totals[p].add_scaled(&child, per_parent);
+        }
+    }
+    let timing = match &timing_lib {
+        Some(lib) => Some(timing::run_sta(root, &out, &all, &owns, lib, &failed)?),
+        None => None,
+    };
+    let blocks = all
+        .iter()
+        .zip(owns)
+        .zip(totals)
+        .map(|((b, o), total)| BlockReport {
+            name: b.name.clone(),
+            module: b.module.clone(),
+            instances: b.instances,
+            parent: b.parent.map(|p| all[p].name.clone()),
+            total,
+            own: o.as_ref().map(|o| o.figures.clone()).unwrap_or_default(),
+            memories: o.as_ref().map(|o| o.memories.clone()).unwrap_or_default(),
+            levels: o.as_ref().and_then(|o| o.levels),
+            error: failed.get(&b.id).cloned().or_else(|| {
+                (!selected.iter().any(|s| s.id == b.id)).then(|| "not selected".to_string())
+            }),
+        })
+        .collect();
+    Ok(AreaReport {
+        top: cfg.top.clone(),
+        config: cfg.name.clone(),
+        params: cfg.params.clone(),
+        target: args.target,
+        cell_model: args
+            .liberty
+            .as_ref()
+            .map(|l| l.display().to_string())
+            .unwrap_or_else(|| "builtin".into()),
+        memories: args.memories,
+        sram_model: SramModel {
+            r#macro: sram::MACRO,
+            um2_per_bit: sram::um2_per_bit(),
+            source: sram::SOURCE,
+            min_words: sram::MIN_WORDS,
+        },
+        blocks,
+        timing,
+        fpga: None,
+        out_dir: out,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn run(args: &AreaArgs) -> Result<bool, AreaError> {
+    let root = find_root()?;
+    let mut reports = Vec::new();
+    let sweep = match &args.sweep {
+        Some(s) => {
+            let (k, vs) = plan::parse_kv(s, "sweep")?;
+            let values = vs
+                .split(',')
+                .map(|v| plan::parse_value(&k, v.trim(), "sweep"))
+                .collect::<Result<Vec<i64>, _>>()?;
+            Some((k, values))
+        }
+        None => None,
+    };
+    match &sweep {
+        Some((k, values)) => {
+            for v in values {
+                let mut params = args.params.clone();
+                params.push(format!("{k}={v}"));
+                let cfg = plan::resolve(&args.config, &params)?;
+                reports.push(run_one(args, &cfg, &root)?);
+            }
+        }
+        None => {
+            let cfg = plan::resolve(&args.config, &args.params)?;
+            reports.push(run_one(args, &cfg, &root)?);
+        }
+    }
+    let ok = reports.iter().all(|r| {
+        r.blocks
+            .iter()
+            .all(|b| b.error.as_deref().is_none_or(|e| e == "not selected"))
+    });
+    if args.json {
+        let text = match &sweep {
+            Some((k, values)) => serde_json::to_string_pretty(&serde_json::json!({
+                "sweep": {"param": k, "values": values},
+                "runs": reports,
+            })),
+            None => serde_json::to_string_pretty(&reports[0]),
+        }
+        .map_err(|e| AreaError::Parse {
+            path: "report".into(),
+            msg: e.to_string(),
+        })?;
+        println!("{text}");
+    } else {
+        for r in &reports {
+            print!("{}", output::table(r));
+        }
+    }
+    if let Some(p) = &args.csv {
+        flow::write(p, &output::csv(&reports))?;
+    }
+    if let Some(p) = &args.svg {
+        let svg = match &sweep {
+            Some((k, values)) => output::sweep_svg(k, values, &reports),
+            None => output::blocks_svg(&reports[0]),
+        };
+        flow::write(p, &svg)?;
+    }
+    Ok(ok)
+}
+
+/// Runs `dysharp area`: exit 0 on success, 1 if a block failed to synthesize (the rest is
+/// reported), 2 on bad input or a missing tool.
+pub fn main(args: AreaArgs) -> ExitCode {
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: synthesis of some blocks failed (see `error` in the report)");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! Static timing of each block's mapped netlist with OpenSTA (`sta`, Debian package `opensta`,
+//! installed by tools/setup.sh), and the FPGA targets.
+
+use super::plan::{Block, Config};
+use super::report::Own;
+use super::{AreaArgs, AreaError, AreaReport};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Clock period given to STA, ns (fmax comes from the slack, not from this value).
+pub const PERIOD_NS: f64 = 10.0;
+
+/// The critical path of one block.
+#[derive(Clone, Debug, Serialize)]
+pub struct CritPath {
+    /// Block.
+    pub block: String,
+    /// Start point (pin or port).
+    pub from: String,
+    /// End point.
+    pub to: String,
+    /// Cells on the path (the launching flip-flop included).
+    pub levels: u64,
+    /// Data arrival plus setup, ns.
+    pub delay_ns: f64,
+    /// 1 / delay, MHz.
+    pub fmax_mhz: f64,
+}
+
+/// Static timing of a configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    /// Lowest fmax over the blocks, MHz.
+    pub fmax_mhz: f64,
+    /// The block path that sets it.
+    pub critical_path: CritPath,
+    /// Every block's critical path.
+    pub blocks: Vec<CritPath>,
+    /// Corner.
+    pub corner: String,
+    /// OpenSTA version.
+    pub sta_version: String,
+}
+
+impl Timing {
+    /// One line for the text report.
+    pub fn summary(&self) -> String {
+        let c = &self.critical_path;
+        format!(
+            "timing ({}): fmax {:.0} MHz, critical path in {}: {} -> {}, {} cells, {:.3} ns",
+            self.corner, self.fmax_mhz, c.block, c.from, c.to, c.levels, c.delay_ns
+        )
+    }
+}
+
+/// Whether a Liberty file has timing tables.
+pub fn has_timing(lib: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = vec![0u8; 4 << 20];
+    let n = std::fs::File::open(lib)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n]).contains("cell_rise")
+}
+
+/// Parses OpenSTA's `report_checks` output.
+pub fn parse_report(block: &str, text: &str) -> Option<CritPath> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+    };
+    let from = field("Startpoint:")?;
+    let to = field("Endpoint:")?;
+    let mut arrival = None;
+    let mut required = None;
+    let mut levels = 0u64;
+    let mut seen = std::collections::BTreeSet::new();
+    for l in text.lines() {
+        let t = l.trim();
+        if t.ends_with("data arrival time") && arrival.is_none() {
+            arrival = t
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok());
+        }
+        if t.ends_with("data required time") && required.is_none() {
+            required = t
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok());
+        }
+        if arrival.is_none() {
+            // a pin line: "delay time ^ inst/pin (cell)"
+            if let (Some(open), true) = (t.rfind('('), t.ends_with(')')) {
+                let cell = &t[open + 1..t.len() - 1];
+                let pin = t[..open].split_whitespace().last().unwrap_or("");
+                let inst = pin.rsplit_once('/').map(|x| x.0).unwrap_or(pin);
+                if !cell.contains(' ')
+                    && cell != "net"
+                    && cell != "in"
+                    && cell != "out"
+                    && seen.insert(inst.to_string())
+                {
+                    levels += 1;
+                }
+            }
+        }
+    }
+    let arrival = arrival?;
+    let required = required?;
+    // period - slack = arrival + (period - required): the setup time is inside `required`
+    let delay = arrival + (PERIOD_NS - required);
+    Some(CritPath {
+        block: block.to_string(),
+        from,
+        to,
+        levels,
+        delay_ns: delay,
+        fmax_mhz: if delay > 0.0 {
+            1000.0 / delay
+        } else {
+            f64::INFINITY
+        },
+    })
+}
+
+fn sta_version() -> Result<String, AreaError> {
+    let out = Command::new("sta")
+        .arg("-version")
+        .output()
+        .map_err(|e| AreaError::Tool {
+            tool: "sta".into(),
+            msg: format!(
+                "OpenSTA not found ({e}): tools/setup.sh installs it (apt-get install opensta)"
+            ),
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Runs OpenSTA on every synthesized block's netlist.
+pub fn run_sta(
+    root: &Path,
+    out: &str,
+    blocks: &[Block],
+    owns: &[Option<Own>],
+    lib: &Path,
+    failed: &BTreeMap<String, String>,
+) -> Result<Timing, AreaError> {
+    let version = sta_version()?;
+    let mut paths = Vec::new();
+    for (b, o) in blocks.iter().zip(owns) {
+        if o.is_none() || failed.contains_key(&b.id) {
+            continue;
+        }
+        let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
+        if !rpt.is_file() {
+            let netlist = root.join(format!("{out}/{}.v", b.id));
+            let tcl = format!(
+                "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
+                 set clk [get_ports clk_i]\n\
+                 create_clock -name clk -period {PERIOD_NS} $clk\n\
+                 set_input_delay 0 -clock clk [delete_from_list [all_inputs] $clk]\n\
+                 set_output_delay 0 -clock clk [all_outputs]\n\
+                 report_checks -path_delay max -digits 3\nexit\n",
+                lib = lib.display(),
+                netlist = netlist.display(),
+                top = b.rep,
+            );
+            let script = root.join(format!("{out}/{}.sta.tcl", b.id));
+            super::flow::write(&script, &tcl)?;
+            let res = Command::new("sta")
+                .arg("-no_splash")
+                .arg("-exit")
+                .arg(&script)
+                .output()
+                .map_err(|e| AreaError::Tool {
+                    tool: "sta".into(),
+                    msg: e.to_string(),
+                })?;
+            let text = String::from_utf8_lossy(&res.stdout).to_string()
+                + &String::from_utf8_lossy(&res.stderr);
+            super::flow::write(&rpt, &text)?;
+        }
+        let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
+            path: rpt.display().to_string(),
+            err: e,
+        })?;
+        if let Some(p) = parse_report(&b.name, &text) {
+            paths.push(p);
+        }
+    }
+    let worst = paths
+        .iter()
+        .min_by(|a, b| a.fmax_mhz.total_cmp(&b.fmax_mhz))
+        .cloned()
+        .ok_or_else(|| AreaError::Tool {
+            tool: "sta".into(),
+            msg: format!("no timing report could be read (see {out}/*.sta.txt)"),
+        })?;
+    Ok(Timing {
+        fmax_mhz: worst.fmax_mhz,
+        critical_path: worst,
+        blocks: paths,
+        corner: "typical (tt, 25 C, 1.80 V) of the timing Liberty".into(),
+        sta_version: version,
+    })
+}
+
+/// FPGA targets.
+pub fn fpga_report(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, AreaError> {
+    super::fpga::run(args, cfg, root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_path() {
+        let r = "Startpoint: a_q_reg (rising edge-triggered flip-flop clocked by clk)\nEndpoint: b_q_reg (rising edge-triggered flip-flop clocked by clk)\n\n  0.000 0.000 clock clk (rise edge)\n  0.300 0.300 ^ a_q_reg/Q (sky130_fd_sc_hd__dfxtp_1)\n  0.100 0.400 v g1/Y (sky130_fd_sc_hd__nand2_1)\n  0.100 0.500 ^ g2/Y (sky130_fd_sc_hd__inv_1)\n        0.500   data arrival time\n\n 10.000 10.000 clock clk (rise edge)\n -0.100  9.900 library setup time\n         9.900   data required time\n";
+        let p = parse_report("b", r).unwrap();
+        assert_eq!(
+            (p.from.as_str(), p.to.as_str(), p.levels),
+            ("a_q_reg", "b_q_reg", 3)
+        );
+        assert!((p.delay_ns - 0.6).abs() < 1e-9);
+    }
+}
