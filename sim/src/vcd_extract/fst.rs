@@ -1,0 +1,146 @@
+//! FST waveforms (GTKWave's compressed format, written by Verilator `--trace-fst`, Icarus,
+//! GHDL, nvc, ...) read with `wellen`, the library of the Surfer waveform viewer.
+//!
+//! The file is held in memory (the reader seeks). `wellen` and its FST decoder can panic on
+//! a corrupted file; such a panic is caught and reported as an error naming the file, and the
+//! panic message is not printed.
+
+use super::reader::{Body, Index, ReadError, Sink, VarDecl, WaveHeader};
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use wellen::stream::{Filter, StreamingWaveform};
+use wellen::{LoadOptions, SignalRef, SignalValueRef};
+
+/// Whether `head` starts like an FST file: a header block (type 0) of 329 bytes.
+pub fn looks_like_fst(head: &[u8]) -> bool {
+    head.first() == Some(&0) && head.get(1..9) == Some(&329u64.to_be_bytes()[..])
+}
+
+/// Runs `f`, turning a panic of the FST reader into an error (with the panic hook silenced
+/// meanwhile, so nothing is printed).
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, ReadError>) -> Result<T, ReadError> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(ReadError::new(
+            "",
+            format!("the FST reader failed on this file while {what} (corrupted?): {msg}"),
+        ))
+    })
+}
+
+type Wave = StreamingWaveform<Cursor<Vec<u8>>>;
+
+/// Reads an FST file's header.
+pub fn open(bytes: Vec<u8>) -> Result<(WaveHeader, Box<dyn Body>), ReadError> {
+    guarded("reading the header", move || {
+        let opts = LoadOptions {
+            multi_thread: false,
+            remove_scopes_with_empty_name: false,
+        };
+        let wave = wellen::stream::read(Cursor::new(bytes), &opts)
+            .map_err(|e| ReadError::new("", format!("not a readable FST file: {e}")))?;
+        let h = wave.hierarchy();
+        let mut header = WaveHeader::default();
+        let mut signals: Vec<SignalRef> = Vec::new();
+        for vref in h.all_vars() {
+            let vr = &h[vref];
+            let width = vr.length(h).unwrap_or(0);
+            if width == 0 {
+                continue; // reals, strings, events: never mapped
+            }
+            let sref = vr.signal_ref();
+            let signal = match signals.iter().position(|s| *s == sref) {
+                Some(i) => i,
+                None => {
+                    signals.push(sref);
+                    header.widths.push(width);
+                    signals.len() - 1
+                }
+            };
+            header.vars.push(VarDecl {
+                name: vr.full_name(h),
+                signal,
+                width,
+                index: vr.index().map(|i| {
+                    if i.msb() == i.lsb() && width == 1 {
+                        Index::Bit(i.msb())
+                    } else {
+                        Index::Range(i.msb(), i.lsb())
+                    }
+                }),
+            });
+        }
+        Ok((header, Box::new(FstBody { wave, signals }) as Box<dyn Body>))
+    })
+}
+
+struct FstBody {
+    wave: Wave,
+    signals: Vec<SignalRef>,
+}
+
+impl Body for FstBody {
+    fn read_into(&mut self, sink: &mut dyn Sink) -> Result<(), ReadError> {
+        let wanted: Vec<SignalRef> = self
+            .signals
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| sink.wants(*i))
+            .map(|(_, s)| *s)
+            .collect();
+        let index: std::collections::HashMap<SignalRef, usize> = self
+            .signals
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (*s, i))
+            .collect();
+        let wave = &mut self.wave;
+        guarded("reading value changes", move || {
+            let mut last: Option<u64> = None;
+            let mut buf = Vec::new();
+            wave.stream_changes(
+                Filter::include_signals(&wanted),
+                |t, s, v: SignalValueRef<'_>| -> Result<(), ReadError> {
+                    if last.is_some_and(|p| t < p) {
+                        return Err(ReadError::new("", format!("time goes backwards to {t}")));
+                    }
+                    if last != Some(t) {
+                        last = Some(t);
+                        sink.time(t);
+                    }
+                    let Some(&sig) = index.get(&s) else {
+                        return Ok(());
+                    };
+                    let bits = v.to_bit_string().ok_or_else(|| {
+                        ReadError::new("", "a real or string value on a mapped signal")
+                    })?;
+                    buf.clear();
+                    for c in bits.bytes() {
+                        buf.push(match c {
+                            b'0' | b'L' | b'l' => b'0',
+                            b'1' | b'H' | b'h' => b'1',
+                            b'z' | b'Z' => b'z',
+                            _ => b'x',
+                        });
+                    }
+                    sink.change(sig, &buf);
+                    Ok(())
+                },
+            )
+            .map_err(|e| match e {
+                wellen::stream::StreamError::Callback(e) => e,
+                wellen::stream::StreamError::Wellen(e) => {
+                    ReadError::new("", format!("FST body: {e}"))
+                }
+            })
+        })
+    }
+}
