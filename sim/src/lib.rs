@@ -14,6 +14,7 @@ pub mod numerics;
 pub mod packet;
 pub mod replay;
 pub mod scenario;
+pub mod study;
 pub mod switch;
 pub mod trace;
 pub mod traffic;
