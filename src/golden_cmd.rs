@@ -4,6 +4,7 @@
 //! Exit codes: 0 success (and, for `diff`, equal), 1 `diff` found a difference, 2 error
 //! (unreadable or invalid file, bad arguments).
 
+use crate::output;
 use clap::Subcommand;
 use dysharp_sim::scenario::{diff, DiffOptions, GoldenError, GoldenResult, Scenario};
 use dysharp_sim::vcd_extract::{extract_file, SignalMap};
@@ -38,10 +39,18 @@ pub enum GoldenCmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Report up to N divergences in full (default 1: the first); all are counted.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        max_diffs: u32,
+        /// Compare bits an observed file marks x/z as the 0 they were read as (default: any
+        /// x/z bit on a compared bit is a mismatch).
+        #[arg(long)]
+        x_as_zero: bool,
     },
-    /// Read a design's egress flit streams out of a VCD and write the observed result (JSON).
+    /// Read a design's egress flit streams out of a waveform (VCD, .vcd.gz, FST) and write the
+    /// observed result (JSON).
     FromVcd {
-        /// Waveform (VCD), read as a stream.
+        /// Waveform: VCD, gzip'd VCD or FST (recognised by content); `-` reads standard input.
         vcd: PathBuf,
         /// Signal mapping (TOML): clock, and per port valid/ready/data/last.
         #[arg(long)]
@@ -66,16 +75,28 @@ pub enum Section {
     Digest,
 }
 
+fn stdout_err(err: std::io::Error) -> GoldenError {
+    GoldenError::Io {
+        file: "standard output".into(),
+        err,
+    }
+}
+
+fn print(text: &str) -> Result<(), GoldenError> {
+    output::print(text).map_err(stdout_err)
+}
+
+fn println(text: &str) -> Result<(), GoldenError> {
+    output::println(text).map_err(stdout_err)
+}
+
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), GoldenError> {
     match out {
         Some(p) => std::fs::write(p, text).map_err(|err| GoldenError::Io {
             file: p.display().to_string(),
             err,
         }),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => print(text),
     }
 }
 
@@ -113,10 +134,10 @@ fn run(cmd: GoldenCmd) -> Result<ExitCode, GoldenError> {
             write_out(out.as_deref(), &r.to_json())?;
             if let Some(dir) = stimulus_dir {
                 let files = prep.write_stimulus_dir(&dir)?;
-                eprintln!("wrote {} in {}", files.join(", "), dir.display());
+                output::eprintln(&format!("wrote {} in {}", files.join(", "), dir.display()));
             }
             if let Some(o) = &out {
-                println!("wrote {}: {}", o.display(), summary(&r));
+                println(&format!("wrote {}: {}", o.display(), summary(&r)))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -125,22 +146,30 @@ fn run(cmd: GoldenCmd) -> Result<ExitCode, GoldenError> {
             observed,
             ignore,
             json,
+            max_diffs,
+            x_as_zero,
         } => {
             let e = GoldenResult::load(&expected)?;
             let o = GoldenResult::load(&observed)?;
+            e.check_pair(
+                &expected.display().to_string(),
+                &o,
+                &observed.display().to_string(),
+            )?;
             let opt = DiffOptions {
                 ignore_mem: ignore.contains(&Section::Mem),
                 ignore_errors: ignore.contains(&Section::Errors),
                 ignore_digest: ignore.contains(&Section::Digest),
+                max_diffs: max_diffs as usize,
+                x_as_zero,
             };
             let rep = diff(&e, &o, opt);
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&rep).expect("report serializes")
-                );
+                let text = serde_json::to_string_pretty(&rep)
+                    .map_err(|e| stdout_err(std::io::Error::other(e)))?;
+                println(&text)?;
             } else {
-                print!("{rep}");
+                print(&rep.to_string())?;
             }
             Ok(if rep.equal {
                 ExitCode::SUCCESS
@@ -164,18 +193,23 @@ fn run(cmd: GoldenCmd) -> Result<ExitCode, GoldenError> {
                 .map(|c| c.limits())
                 .unwrap_or_else(dysharp_sim::scenario::permissive_limits);
             let ex = extract_file(&vcd, &m, &map.display().to_string())?;
-            let r = ex.to_result(Some(vcd.display().to_string()), &m, &limits, config);
+            let source = if vcd.as_os_str() == "-" {
+                "standard input".to_string()
+            } else {
+                vcd.display().to_string()
+            };
+            let r = ex.to_result(Some(source), &m, &limits, config);
             write_out(out.as_deref(), &r.to_json())?;
             for w in &r.warnings {
-                eprintln!("warning: {w}");
+                output::eprintln(&format!("warning: {w}"));
             }
             if let Some(o) = &out {
-                println!(
+                println(&format!(
                     "wrote {}: {} ({} clock edges)",
                     o.display(),
                     summary(&r),
                     ex.edges
-                );
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -187,7 +221,7 @@ pub fn main(cmd: GoldenCmd) -> ExitCode {
     match run(cmd) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            output::eprintln(&format!("error: {e}"));
             ExitCode::from(2)
         }
     }

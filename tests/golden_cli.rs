@@ -82,7 +82,14 @@ fn run_diff_and_exit_codes() {
     let f = pkts[i]["flits"][1].as_str().unwrap();
     let flipped = u128::from_str_radix(f, 16).unwrap() ^ (1 << 17);
     pkts[i]["flits"][1] = format!("{flipped:032x}").into();
+    // The readable decode must agree with the flits: an edited frame keeps no stale `packet`.
     let obs = dir.path().join("observed.json");
+    std::fs::write(&obs, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let o = dysharp(&["golden", "diff", s(&exp), s(&obs)]);
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(stderr(&o).contains("disagree"), "{}", stderr(&o));
+    let pkts = v["egress"][1]["packets"].as_array_mut().unwrap();
+    pkts[i].as_object_mut().unwrap().remove("packet");
     std::fs::write(&obs, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     let o = dysharp(&["golden", "diff", s(&exp), s(&obs)]);
     assert_eq!(code(&o), 1);
@@ -272,4 +279,212 @@ last = "TOP.rsp_last[{p}]"
     ]);
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("TOP.clk"), "{}", stderr(&o));
+}
+
+/// Runs `dysharp` with `input` on standard input.
+fn dysharp_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dysharp"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run dysharp");
+    c.stdin.take().unwrap().write_all(input).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    // `dysharp golden run ... | head -c 1`: the reader goes away after one byte.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dysharp"))
+        .args(["golden", "run", &example("scenario.json")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run dysharp");
+    let mut out = c.stdout.take().unwrap();
+    let mut one = [0u8; 1];
+    std::io::Read::read_exact(&mut out, &mut one).unwrap();
+    drop(out);
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+#[test]
+fn diff_flags_kinds_and_waveform_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| -> PathBuf { dir.path().join(n) };
+    let o = dysharp(&[
+        "golden",
+        "run",
+        &example("scenario.json"),
+        "--out",
+        s(&p("e.json")),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("e.json")).unwrap()).unwrap();
+    // Swapped arguments: the first file must be an expected result.
+    v["kind"] = "observed".into();
+    std::fs::write(p("o.json"), serde_json::to_string(&v).unwrap()).unwrap();
+    let o = dysharp(&["golden", "diff", s(&p("o.json")), s(&p("e.json"))]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("swapped"), "{}", stderr(&o));
+    // Two packets dropped on different ports: both shown with --max-diffs, as missing.
+    v["egress"][0]["packets"].as_array_mut().unwrap().remove(0);
+    v["egress"][2]["packets"].as_array_mut().unwrap().remove(0);
+    std::fs::write(p("o.json"), serde_json::to_string(&v).unwrap()).unwrap();
+    let o = dysharp(&["golden", "diff", s(&p("e.json")), s(&p("o.json"))]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        stdout(&o).contains("1 more divergence(s) not shown"),
+        "{}",
+        stdout(&o)
+    );
+    let o = dysharp(&[
+        "golden",
+        "diff",
+        "--max-diffs",
+        "5",
+        s(&p("e.json")),
+        s(&p("o.json")),
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("egress port 0: packet missing")
+            && out.contains("divergence 2: egress port 2: packet missing"),
+        "{out}"
+    );
+    let o = dysharp(&[
+        "golden",
+        "diff",
+        "--max-diffs",
+        "0",
+        s(&p("e.json")),
+        s(&p("o.json")),
+    ]);
+    assert_eq!(code(&o), 2);
+
+    // x/z on a data bit: a mismatch unless --x-as-zero.
+    let vcd = |data: &str| {
+        format!(
+            "$scope module TOP $end\n$var wire 1 ! clk $end\n$var logic 1 v valid $end\n\
+             $var logic 128 d data[127:0] $end\n$upscope $end\n$enddefinitions $end\n\
+             #0\n0!\n0v\nb0 d\n#5\n1v\nb{data} d\n#10\n1!\n#15\n0!\n0v\n#20\n"
+        )
+    };
+    std::fs::write(
+        p("m.toml"),
+        "version = 1\nclock = \"TOP.clk\"\n[[stream]]\nport = 0\nvalid = \"TOP.valid\"\ndata = \"TOP.data\"\nlast = \"TOP.valid\"\n",
+    )
+    .unwrap();
+    let o = dysharp_stdin(
+        &[
+            "golden",
+            "from-vcd",
+            "-",
+            "--map",
+            s(&p("m.toml")),
+            "--out",
+            s(&p("x.json")),
+        ],
+        vcd(&format!("x{}", "0".repeat(127))).as_bytes(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let x: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("x.json")).unwrap()).unwrap();
+    assert_eq!(x["source"], "standard input");
+    assert_eq!(
+        x["egress"][0]["packets"][0]["xz"][0],
+        format!("8{}", "0".repeat(31))
+    );
+    // The same frame with the bit a known 0 is the "expected" one here.
+    let o = dysharp_stdin(
+        &[
+            "golden",
+            "from-vcd",
+            "-",
+            "--map",
+            s(&p("m.toml")),
+            "--out",
+            s(&p("z.json")),
+        ],
+        vcd("0").as_bytes(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut z: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("z.json")).unwrap()).unwrap();
+    z["kind"] = "expected".into();
+    std::fs::write(p("z.json"), serde_json::to_string(&z).unwrap()).unwrap();
+    let o = dysharp(&["golden", "diff", s(&p("z.json")), s(&p("x.json"))]);
+    assert_eq!(code(&o), 1, "{}", stdout(&o));
+    assert!(stdout(&o).contains("x/z bits"), "{}", stdout(&o));
+    let o = dysharp(&[
+        "golden",
+        "diff",
+        "--x-as-zero",
+        s(&p("z.json")),
+        s(&p("x.json")),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+
+    // A gzip'd waveform from a file, and a bad one naming its line.
+    let gz = flate2_free_gzip(vcd("0").as_bytes());
+    std::fs::write(p("w.vcd.gz"), &gz).unwrap();
+    let o = dysharp(&[
+        "golden",
+        "from-vcd",
+        s(&p("w.vcd.gz")),
+        "--map",
+        s(&p("m.toml")),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    std::fs::write(p("bad.vcd"), vcd("0") + "#3\n").unwrap();
+    let o = dysharp(&[
+        "golden",
+        "from-vcd",
+        s(&p("bad.vcd")),
+        "--map",
+        s(&p("m.toml")),
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("bad.vcd: at `line 20`") && stderr(&o).contains("backwards"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A gzip member with stored (uncompressed) deflate blocks, so the test needs no compressor.
+fn flate2_free_gzip(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    let chunks: Vec<&[u8]> = data.chunks(65535).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let n = c.len() as u16;
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(!n).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
 }
