@@ -390,3 +390,60 @@ fn invalid_waveforms_are_errors() {
     let wide = vcd.replace("128 $ data", "4294967295 $ data");
     assert!(err(&wide).contains("not read"));
 }
+
+/// `examples/golden/waves.fst` is `waves.vcd` converted by GTKWave's `vcd2fst`.
+fn example_bytes(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/golden")
+        .join(name);
+    std::fs::read(p).expect("example file")
+}
+
+#[test]
+fn fst_and_vcd_read_alike() {
+    let map = SignalMap::from_toml("waves.toml", &example("waves.toml")).expect("map");
+    let vcd = extract(
+        example_bytes("waves.vcd").as_slice(),
+        "waves.vcd",
+        &map,
+        "m",
+    )
+    .unwrap();
+    let fst_bytes = example_bytes("waves.fst");
+    let fst = extract(fst_bytes.as_slice(), "waves.fst", &map, "m").unwrap();
+    assert_eq!(vcd.streams[0].frames.len(), 2);
+    assert_eq!(fst.streams[0].frames, vcd.streams[0].frames);
+    assert_eq!(fst.streams[0].frames[1].xz, vec![2], "x/z survives FST");
+    let gz = extract(gzip(&fst_bytes).as_slice(), "waves.fst.gz", &map, "m").unwrap();
+    assert_eq!(gz.streams[0].frames, vcd.streams[0].frames);
+}
+
+/// Known gap (docs/golden.md, section 9): the FST decoder (`fst-reader`, under wellen)
+/// allocates sizes read from inside value-change blocks without checking them, and a failed
+/// allocation aborts the process. `check_blocks` bounds what the block headers declare; the
+/// sizes inside value-change data are not checked yet, so this campaign aborts within a few
+/// hundred cases. Run it with `--ignored` after fixing.
+#[test]
+#[ignore = "fst-reader aborts on huge sizes inside corrupted value-change blocks"]
+fn fuzz_fst() {
+    let map = SignalMap::from_toml("waves.toml", &example("waves.toml")).expect("map");
+    let fst_bytes = example_bytes("waves.fst");
+    campaign(
+        "fst",
+        |rng| {
+            let mut v = fst_bytes.clone();
+            for _ in 0..rng.gen_range(1..4) {
+                let i = rng.gen_range(0..v.len());
+                match rng.gen_range(0..3) {
+                    0 => v[i] = rng.gen(),
+                    1 => v.truncate(i.max(9)),
+                    _ => v[i] ^= 1 << rng.gen_range(0..8),
+                }
+            }
+            v
+        },
+        |input| {
+            let _ = extract(input, "w.fst", &map, "m");
+        },
+    );
+}

@@ -38,8 +38,90 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, ReadError>) -> Result<T,
 
 type Wave = StreamingWaveform<Cursor<Vec<u8>>>;
 
+/// Largest size any FST block may declare for its decompressed content.
+const MAX_INFLATED: u64 = 1 << 30;
+
+/// Checks the block structure of an FST file before the FST reader sees it: its decoder
+/// allocates what the file declares, and a failed allocation aborts the process (no panic to
+/// catch). Every block must lie inside the file, and the counts and decompressed sizes that
+/// size allocations must be plausible for the block's length.
+fn check_blocks(b: &[u8]) -> Result<(), ReadError> {
+    let bad = |pos: usize, m: String| ReadError::new("", format!("FST block at byte {pos}: {m}"));
+    let u64_at = |i: usize| -> Option<u64> {
+        b.get(i..i + 8)
+            .and_then(|x| x.try_into().ok())
+            .map(u64::from_be_bytes)
+    };
+    let len = b.len() as u64;
+    let mut pos = 0usize;
+    while pos < b.len() {
+        let kind = b[pos];
+        let sec = u64_at(pos + 1).ok_or_else(|| bad(pos, "truncated".into()))?;
+        if sec < 8 || sec > len - pos as u64 - 1 {
+            return Err(bad(pos, format!("length {sec} runs outside the file")));
+        }
+        let body = pos + 9;
+        let plausible = |n: u64| n <= MAX_INFLATED && n <= sec.saturating_mul(1032) + 64;
+        match kind {
+            0 => {
+                if sec != 329 {
+                    return Err(bad(pos, "a header block is 329 bytes".into()));
+                }
+                // Scope count, var count and max var id follow the length field at 40, 48, 56.
+                for off in [40, 48, 56] {
+                    let n = u64_at(pos + 1 + off).unwrap_or(u64::MAX);
+                    if n > len.saturating_mul(1032) || n > MAX_INFLATED {
+                        return Err(bad(pos, format!("implausible count {n}")));
+                    }
+                }
+            }
+            3 | 4 | 6 | 7 => {
+                let n = u64_at(body).unwrap_or(u64::MAX);
+                if !plausible(n) {
+                    return Err(bad(pos, format!("implausible decompressed size {n}")));
+                }
+                if kind == 3 && u64_at(body + 8).is_none_or(|h| h > n) {
+                    return Err(bad(pos, "implausible signal count".into()));
+                }
+            }
+            1 | 5 | 8 => {
+                let n = u64_at(body + 16).unwrap_or(u64::MAX);
+                if !plausible(n) || sec < 56 {
+                    return Err(bad(pos, format!("implausible memory requirement {n}")));
+                }
+                // The time table's trailer: decompressed and compressed length, item count.
+                let end = pos + 1 + sec as usize;
+                let (ul, cl, items) = (
+                    u64_at(end - 24).unwrap_or(u64::MAX),
+                    u64_at(end - 16).unwrap_or(u64::MAX),
+                    u64_at(end - 8).unwrap_or(u64::MAX),
+                );
+                if cl > sec - 56
+                    || ul > MAX_INFLATED
+                    || ul > cl.saturating_mul(1032) + 64
+                    || items > ul
+                {
+                    return Err(bad(pos, "implausible time table".into()));
+                }
+            }
+            2 | 255 => {}
+            254 => {
+                return Err(bad(
+                    pos,
+                    "a gzip-wrapped FST is not read; unwrap it (fst2vcd, or write it without -z)"
+                        .into(),
+                ))
+            }
+            k => return Err(bad(pos, format!("unknown block type {k}"))),
+        }
+        pos += 1 + sec as usize;
+    }
+    Ok(())
+}
+
 /// Reads an FST file's header.
 pub fn open(bytes: Vec<u8>) -> Result<(WaveHeader, Box<dyn Body>), ReadError> {
+    check_blocks(&bytes)?;
     guarded("reading the header", move || {
         let opts = LoadOptions {
             multi_thread: false,
