@@ -447,3 +447,39 @@ fn fuzz_fst() {
         },
     );
 }
+
+/// Valid configurations at the edges of every limit run (and a step past each is an error).
+#[test]
+fn edge_configurations_run() {
+    let scen = |cfg: &str| {
+        format!(
+            "{{\"version\": 1, \"config\": {cfg}, \"initial\": {{\"hubs\": [{{\"port\": 31, \"memory\": [{{\"addr\": \"0xfffffffffff0\", \"hex\": \"{}\"}}]}}]}}, \"stimulus\": [{{\"port\": 31, \"packets\": [{{\"packet\": {{\"opcode\": \"READ\", \"maddr\": \"0xfffffffffff0\", \"src_port\": 31, \"tag\": 4095}}}}, {{\"packet\": {{\"opcode\": \"DYN_ST\", \"maddr\": \"0x400000000000\", \"targets\": [0, 65503], \"values\": [1, 2]}}}}]}}]}}",
+            "ab".repeat(16)
+        )
+    };
+    let hub = |entries: u64, ways: u64, slots: u32| {
+        format!("{{\"mbase\": \"0x400000000000\", \"log2_bsize\": 4, \"al_base\": \"0x100000\", \"log2_al_entries\": 12, \"data_base\": \"0x100000000\", \"log2_slots\": {slots}, \"tlb_entries\": {entries}, \"tlb_ways\": {ways}}}")
+    };
+    let cfg = |epp: u64, targets: u64, h: String| {
+        format!(
+            "{{\"num_ports\": 32, \"experts_per_port\": {epp}, \"max_targets\": {targets}, \"groups\": [{}], \"hub\": {h}}}",
+            vec!["4294967295"; 256].join(", ")
+        )
+    };
+    let ok = cfg(2047, 32767, hub(65536, 1, 20));
+    let p = Scenario::from_json("edge.json", &scen(&ok)).expect("edge configuration");
+    let r = p.run();
+    assert!(r.egress.iter().map(|e| e.packets.len()).sum::<usize>() > 0);
+    for bad in [
+        cfg(2048, 32767, hub(65536, 1, 20)),
+        cfg(2047, 32768, hub(65536, 1, 20)),
+        cfg(2047, 32767, hub(131072, 1, 20)),
+        cfg(2047, 32767, hub(65536, 3, 20)),
+        cfg(2047, 32767, hub(65536, 1, 33)),
+    ] {
+        assert!(
+            Scenario::from_json("edge.json", &scen(&bad)).is_err(),
+            "{bad}"
+        );
+    }
+}
