@@ -51,6 +51,9 @@ pub fn table(r: &AreaReport) -> String {
         "levels"
     );
     for (i, b) in r.blocks.iter().enumerate() {
+        if b.error.as_deref() == Some("not selected") && b.total.cells == 0 {
+            continue;
+        }
         let name = format!("{}{}", "  ".repeat(indent(r, i)), b.name);
         let t = &b.total;
         let seq = if t.area_um2 > 0.0 {
