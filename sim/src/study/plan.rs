@@ -54,8 +54,8 @@ pub struct StudyOptions {
     pub tlb_ep: usize,
     /// Tokens per rank of the TLB sweep.
     pub tlb_seq_lens: Vec<usize>,
-    /// Tiles (tokens per rank) of the fused schedule in the TLB sweep; the phased schedule is
-    /// swept fully associative only.
+    /// Tiles (tokens per rank) of the fused schedule in the TLB sweep. `tlb_ways` is swept at
+    /// the first tile; the other tiles and the phased schedule are fully associative.
     pub tlb_tiles: Vec<usize>,
     /// Counts CSV for the calibrated-real families (skipped when `None`).
     pub counts: Option<PathBuf>,
@@ -377,8 +377,11 @@ fn jobs(opts: &StudyOptions) -> Vec<Job> {
                 ways: ways.to_vec(),
             };
             v.push(job(Schedule::Phased, len, &[0]));
-            for &tile in &opts.tlb_tiles {
-                v.push(job(Schedule::Fused, tile, &opts.tlb_ways));
+            // Associativity is swept at the first tile; the others are fully associative
+            // (a direct-mapped TLB thrashes, and simulating every chunk of it is the slow part).
+            for (i, &tile) in opts.tlb_tiles.iter().enumerate() {
+                let ways: &[usize] = if i == 0 { &opts.tlb_ways } else { &[0] };
+                v.push(job(Schedule::Fused, tile, ways));
             }
         }
     }
