@@ -2,6 +2,7 @@
 
 use dysharp_sim::replay::ReplayReport;
 use dysharp_sim::traffic::PhaseTraffic;
+#[cfg(feature = "rtl")]
 use dysharp_verif::replay_rtl::RtlReplayReport;
 use std::fmt::Write;
 
@@ -89,6 +90,7 @@ pub fn text_summary(r: &ReplayReport, secs: f64) -> String {
 }
 
 /// A short text report of an RTL replay.
+#[cfg(feature = "rtl")]
 pub fn rtl_summary(r: &RtlReplayReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -235,4 +237,165 @@ pub fn svg(runs: &[(&str, &ReplayReport)]) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// One line of a [`line_chart`]: a name and its (x, y) points.
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Points, drawn in order.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed line (for analytic or reference series).
+    pub dashed: bool,
+}
+
+/// Colours of successive series.
+const PALETTE: [&str; 8] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+];
+
+/// An SVG line chart with a legend; `log2_x` spaces x by log2 (for EP degrees, entries and
+/// sequence lengths). The y axis runs from `min(0, ymin)` to the largest y.
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    log2_x: bool,
+) -> String {
+    let (w, h, left, top, pw, ph) = (760.0, 420.0, 70.0, 40.0, 440.0, 320.0);
+    let tx = |x: f64| if log2_x { x.max(1e-9).log2() } else { x };
+    let pts = || series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (0.0f64, f64::NEG_INFINITY);
+    for &(x, y) in pts() {
+        x0 = x0.min(tx(x));
+        x1 = x1.max(tx(x));
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() || !x1.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if !y1.is_finite() || y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    y1 += 0.05 * (y1 - y0);
+    let px = |x: f64| left + pw * (tx(x) - x0) / (x1 - x0);
+    let py = |y: f64| top + ph * (1.0 - (y - y0) / (y1 - y0));
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="20" font-weight="bold" font-size="13">{}</text>"#,
+        esc(title)
+    );
+    let _ = writeln!(
+        s,
+        r#"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
+    );
+    for i in 0..=5 {
+        let y = y0 + (y1 - y0) * i as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#dddddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left + pw,
+            left - 4.0,
+            py(y) + 4.0,
+            tick(y),
+            py = py(y)
+        );
+    }
+    let mut xs: Vec<f64> = pts().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    for x in xs.iter().take(16) {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            px(*x),
+            top + ph + 14.0,
+            tick(*x)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        left + pw / 2.0,
+        top + ph + 32.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">{}</text>"#,
+        top + ph / 2.0,
+        top + ph / 2.0,
+        esc(y_label)
+    );
+    for (i, ser) in series.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let dash = if ser.dashed {
+            r#" stroke-dasharray="5,3""#
+        } else {
+            ""
+        };
+        let path: Vec<String> = ser
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>"#,
+            path.join(" ")
+        );
+        for &(x, y) in &ser.points {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{colour}"><title>{}: ({}, {:.4})</title></circle>"#,
+                px(x),
+                py(y),
+                esc(&ser.name),
+                tick(x),
+                y
+            );
+        }
+        let ly = top + 10.0 + 16.0 * i as f64;
+        let lx = left + pw + 14.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"#,
+            lx + 18.0,
+            lx + 22.0,
+            ly + 4.0,
+            esc(&ser.name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A short axis label.
+fn tick(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e7 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Escapes text for SVG.
+fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
