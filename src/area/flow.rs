@@ -259,8 +259,9 @@ impl Flow {
         );
         let netlist = if self.netlists {
             format!(
-                "delete t:$mem_v2\nwrite_verilog -noattr -noexpr -blackboxes {out}/{}.v",
-                b.id
+                "delete t:$mem_v2\nwrite_verilog -noattr -noexpr {out}/{id}.v\n\
+                 write_verilog -noattr -blackboxes {out}/{id}.bb.v",
+                id = b.id
             )
         } else {
             String::new()

@@ -42,6 +42,8 @@ pub struct Timing {
     pub corner: String,
     /// OpenSTA version.
     pub sta_version: String,
+    /// Blocks whose timing could not be read, with OpenSTA's first error.
+    pub errors: Vec<String>,
 }
 
 impl Timing {
@@ -140,6 +142,37 @@ fn sta_version() -> Result<String, AreaError> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// A plain Verilog identifier for an escaped one (`\\a$b[0].c ` becomes `e_a_b_0__c`):
+/// OpenSTA 2.0 cannot link a top module by an escaped name.
+pub fn plain(ident: &str) -> String {
+    let body: String = ident
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("e_{body}")
+}
+
+/// Rewrites every escaped identifier of a Yosys netlist with [`plain`].
+pub fn plain_netlist(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 1..];
+        let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        out.push_str(&plain(&tail[..end]));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Runs OpenSTA on every synthesized block's netlist.
 pub fn run_sta(
     root: &Path,
@@ -151,13 +184,23 @@ pub fn run_sta(
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
     let mut paths = Vec::new();
+    let mut errors = Vec::new();
     for (b, o) in blocks.iter().zip(owns) {
         if o.is_none() || failed.contains_key(&b.id) {
             continue;
         }
         let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
-        if !rpt.is_file() {
-            let netlist = root.join(format!("{out}/{}.v", b.id));
+        let cached = std::fs::read_to_string(&rpt)
+            .ok()
+            .and_then(|t| parse_report(&b.name, &t));
+        if cached.is_none() {
+            let mut text = String::new();
+            for suffix in ["bb.v", "v"] {
+                let src = root.join(format!("{out}/{}.{suffix}", b.id));
+                text += &std::fs::read_to_string(&src).unwrap_or_default();
+            }
+            let netlist = root.join(format!("{out}/{}.sta.v", b.id));
+            super::flow::write(&netlist, &plain_netlist(&text))?;
             let tcl = format!(
                 "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
                  set clk [get_ports clk_i]\n\
@@ -167,7 +210,7 @@ pub fn run_sta(
                  report_checks -path_delay max -digits 3\nexit\n",
                 lib = lib.display(),
                 netlist = netlist.display(),
-                top = b.rep,
+                top = plain(&b.rep),
             );
             let script = root.join(format!("{out}/{}.sta.tcl", b.id));
             super::flow::write(&script, &tcl)?;
@@ -188,8 +231,15 @@ pub fn run_sta(
             path: rpt.display().to_string(),
             err: e,
         })?;
-        if let Some(p) = parse_report(&b.name, &text) {
-            paths.push(p);
+        match parse_report(&b.name, &text) {
+            Some(p) => paths.push(p),
+            None => {
+                let why = text
+                    .lines()
+                    .find(|l| l.starts_with("Error"))
+                    .unwrap_or("no path reported");
+                errors.push(format!("{}: {why}", b.name));
+            }
         }
     }
     let worst = paths
@@ -198,9 +248,13 @@ pub fn run_sta(
         .cloned()
         .ok_or_else(|| AreaError::Tool {
             tool: "sta".into(),
-            msg: format!("no timing report could be read (see {out}/*.sta.txt)"),
+            msg: format!(
+                "no timing report could be read (see {out}/*.sta.txt): {}",
+                errors.first().map(String::as_str).unwrap_or("")
+            ),
         })?;
     Ok(Timing {
+        errors,
         fmax_mhz: worst.fmax_mhz,
         critical_path: worst,
         blocks: paths,
@@ -227,5 +281,9 @@ mod tests {
             ("a_q_reg", "b_q_reg", 3)
         );
         assert!((p.delay_ns - 0.6).abs() < 1e-9);
+        assert_eq!(
+            plain_netlist("module \\a$b[0].c (x);\n  \\q.r  y;"),
+            "module e_a_b_0__c (x);\n  e_q_r  y;"
+        );
     }
 }
