@@ -201,7 +201,23 @@ fn families(r: &StudyReport) -> Vec<String> {
 /// The SVG charts: traffic against EP, speed-ups against EP, against sequence length, and
 /// the AL-TLB hit rate against entries.
 fn charts(r: &StudyReport) -> Vec<(&'static str, String)> {
-    let fams = families(r);
+    // One family of each kind where the run has them (mock, training std 0.032, inference
+    // α 1.5 and 2.5), else the first four.
+    let all = families(r);
+    let preferred = [
+        "mock uniform",
+        "training share-std:0.032",
+        "inference zipf:1.5",
+        "inference zipf:2.5",
+    ];
+    let mut fams: Vec<String> = preferred
+        .iter()
+        .filter(|p| all.iter().any(|f| f == *p))
+        .map(|p| p.to_string())
+        .collect();
+    if fams.len() < 2 {
+        fams = all.into_iter().take(4).collect();
+    }
     let mut traffic = Vec::new();
     for f in &fams {
         let pts = |g: &dyn Fn(&TrafficRow) -> f64| {
@@ -220,9 +236,8 @@ fn charts(r: &StudyReport) -> Vec<(&'static str, String)> {
             dashed: true,
         });
     }
-    traffic.truncate(8);
     let mut speed = Vec::new();
-    for f in fams.iter().take(4) {
+    for f in &fams {
         speed.push(Series {
             name: format!("fused {f}"),
             points: dsv3_rows(r, f)
