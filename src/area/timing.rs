@@ -21,7 +21,7 @@ pub struct CritPath {
     pub from: String,
     /// End point.
     pub to: String,
-    /// Cells on the path (the launching flip-flop included).
+    /// Cells on the path (the launching flip-flop included, the capturing one not).
     pub levels: u64,
     /// Data arrival plus setup, ns.
     pub delay_ns: f64,
@@ -69,6 +69,16 @@ pub fn has_timing(lib: &Path) -> bool {
 
 /// Parses OpenSTA's `report_checks` output.
 pub fn parse_report(block: &str, text: &str) -> Option<CritPath> {
+    // one section per path group; the clock's, not the reset's recovery check
+    let sections: Vec<&str> = text.split("Startpoint:").skip(1).collect();
+    let pick = sections
+        .iter()
+        .find(|s| s.contains("Path Group: clk"))
+        .or(sections.first())?;
+    parse_section(block, &format!("Startpoint:{pick}"))
+}
+
+fn parse_section(block: &str, text: &str) -> Option<CritPath> {
     let field = |key: &str| {
         text.lines()
             .find_map(|l| l.trim().strip_prefix(key))
@@ -78,8 +88,7 @@ pub fn parse_report(block: &str, text: &str) -> Option<CritPath> {
     let to = field("Endpoint:")?;
     let mut arrival = None;
     let mut required = None;
-    let mut levels = 0u64;
-    let mut seen = std::collections::BTreeSet::new();
+    let mut cells: Vec<String> = Vec::new();
     for l in text.lines() {
         let t = l.trim();
         if t.ends_with("data arrival time") && arrival.is_none() {
@@ -104,15 +113,17 @@ pub fn parse_report(block: &str, text: &str) -> Option<CritPath> {
                     && cell != "net"
                     && cell != "in"
                     && cell != "out"
-                    && seen.insert(inst.to_string())
+                    && cells.last().map(String::as_str) != Some(inst)
                 {
-                    levels += 1;
+                    cells.push(inst.to_string());
                 }
             }
         }
     }
     let arrival = arrival?;
     let required = required?;
+    // the capturing flip-flop's D pin is the last line; it is not a level
+    let levels = cells.len().saturating_sub(1) as u64;
     // period - slack = arrival + (period - required): the setup time is inside `required`
     let delay = arrival + (PERIOD_NS - required);
     Some(CritPath {
@@ -274,7 +285,7 @@ mod tests {
 
     #[test]
     fn parses_a_path() {
-        let r = "Startpoint: a_q_reg (rising edge-triggered flip-flop clocked by clk)\nEndpoint: b_q_reg (rising edge-triggered flip-flop clocked by clk)\n\n  0.000 0.000 clock clk (rise edge)\n  0.300 0.300 ^ a_q_reg/Q (sky130_fd_sc_hd__dfxtp_1)\n  0.100 0.400 v g1/Y (sky130_fd_sc_hd__nand2_1)\n  0.100 0.500 ^ g2/Y (sky130_fd_sc_hd__inv_1)\n        0.500   data arrival time\n\n 10.000 10.000 clock clk (rise edge)\n -0.100  9.900 library setup time\n         9.900   data required time\n";
+        let r = "Startpoint: rst_ni (input port)\nPath Group: **async_default**\n  0.002 0.002 ^ x/RESET_B (sky130_fd_sc_hd__dfrtp_1)\n 0.002 data arrival time\n 10.2 data required time\nStartpoint: a_q_reg (rising edge-triggered flip-flop clocked by clk)\nEndpoint: b_q_reg (rising edge-triggered flip-flop clocked by clk)\nPath Group: clk\n\n  0.000 0.000 clock clk (rise edge)\n  0.300 0.300 ^ a_q_reg/Q (sky130_fd_sc_hd__dfxtp_1)\n  0.100 0.400 v g1/Y (sky130_fd_sc_hd__nand2_1)\n  0.100 0.500 ^ g2/Y (sky130_fd_sc_hd__inv_1)\n  0.000 0.500 ^ b_q_reg/D (sky130_fd_sc_hd__dfxtp_1)\n        0.500   data arrival time\n\n 10.000 10.000 clock clk (rise edge)\n -0.100  9.900 library setup time\n         9.900   data required time\n";
         let p = parse_report("b", r).unwrap();
         assert_eq!(
             (p.from.as_str(), p.to.as_str(), p.levels),
