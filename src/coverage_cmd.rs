@@ -1,7 +1,7 @@
 //! `dysharp coverage`: Verilator line and toggle coverage of the RTL.
 //!
 //! Runs a workload with `DYSHARP_COVERAGE_DIR=<out>/dat`, so every `Sim` of
-//! `top_p4`/`top_p8`/`top_p16` uses its coverage model (`<name>_cov`, built with
+//! a model with the use `coverage` in `rtl/models.toml` uses its coverage model (`<name>_cov`, built with
 //! `--features coverage`) and writes a `coverage.dat` on drop. A merger thread
 //! folds those files into one (`dysharp_verif::coverage`) and deletes them as
 //! they appear (each is tens of MB); at the end the command writes
@@ -9,6 +9,7 @@
 //! (lcov), `<out>/html/index.html` and `<out>/summary.json`, and prints one row
 //! per RTL file.
 
+use dysharp_registry::{Registry, Use};
 use dysharp_verif::coverage::Coverage;
 use dysharp_verif::sim::{COVERAGE_DIR_ENV, COVERAGE_SUFFIX};
 use dysharp_verif::ModelInfo;
@@ -16,9 +17,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// The models that have coverage variants.
-pub const COVERAGE_BASE_MODELS: [&str; 3] = ["top_p4", "top_p8", "top_p16"];
 
 /// Arguments of `dysharp coverage`.
 #[derive(clap::Args, Debug, Clone)]
@@ -51,7 +49,9 @@ pub fn run(
     args: &CoverageArgs,
     workload: &dyn Fn(&CoverageArgs) -> Result<(), String>,
 ) -> Result<(), String> {
-    let built: Vec<&str> = COVERAGE_BASE_MODELS
+    // The models that have coverage variants (`coverage` in rtl/models.toml).
+    let wanted = Registry::builtin().names(Use::Coverage);
+    let built: Vec<&str> = wanted
         .iter()
         .copied()
         .filter(|m| ModelInfo::coverage_variant(m).is_some())
@@ -60,10 +60,14 @@ pub fn run(
         return Err(format!(
             "no coverage models ({}) are built into this binary: build with `--features coverage`, \
              e.g. `cargo run --release --features coverage -- coverage` or `make coverage`",
-            COVERAGE_BASE_MODELS.map(|m| format!("{m}{COVERAGE_SUFFIX}")).join(", ")
+            wanted
+                .iter()
+                .map(|m| format!("{m}{COVERAGE_SUFFIX}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    if built.len() < COVERAGE_BASE_MODELS.len() {
+    if built.len() < wanted.len() {
         eprintln!(
             "warning: only {} have coverage models (DYSHARP_MODELS?); the others run without coverage",
             built.join(", ")

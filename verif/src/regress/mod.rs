@@ -13,7 +13,7 @@ mod plan;
 mod props;
 mod traces;
 
-pub use plan::{plan, Case, Kind, PlanOptions, Shard, Size, TraceCase, MODELS};
+pub use plan::{models, plan, Case, Kind, PlanOptions, Shard, Size, TraceCase};
 
 use crate::tb::TbError;
 use serde::Serialize;

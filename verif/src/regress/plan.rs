@@ -1,12 +1,14 @@
 //! The regression plan: which cases exist, their names, sizes and shards.
 
+use dysharp_registry::{Registry, Use};
 use std::fmt;
 use std::str::FromStr;
 
-/// The RTL configurations the regression covers (built by `verif/build.rs`):
-/// 4, 8 and 16 ports; AL-TLB 16 entries 4-way, 512 fully associative, 512
-/// direct-mapped (1-way).
-pub const MODELS: &[&str] = &["top_p4", "top_p8", "top_p16"];
+/// The RTL configurations the regression covers: the registry's `regress`
+/// models (`rtl/models.toml`), in file order.
+pub fn models() -> Vec<&'static str> {
+    Registry::builtin().names(Use::Regress)
+}
 
 /// How big each case is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,12 +193,12 @@ impl Case {
             .split_once('/')
             .ok_or_else(|| format!("case \"{name}\": expected KIND/..."))?;
         let model = |m: &str| -> Result<String, String> {
-            if MODELS.contains(&m) {
+            if models().contains(&m) {
                 Ok(m.to_string())
             } else {
                 Err(format!(
                     "case \"{name}\": unknown model \"{m}\" (models: {})",
-                    MODELS.join(", ")
+                    models().join(", ")
                 ))
             }
         };
@@ -304,7 +306,7 @@ pub struct PlanOptions {
 pub fn plan(o: &PlanOptions) -> Vec<Case> {
     let mut all = Vec::new();
     for seed in 1..=o.seeds.max(1) {
-        for m in MODELS {
+        for m in models() {
             let model = m.to_string();
             for kind in [
                 Kind::Stream {
