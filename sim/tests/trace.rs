@@ -717,6 +717,11 @@ fn generator_argument_errors() {
         Err(GenError::BadTopk { .. })
     ));
     assert!(matches!(generate(&u, 8, 8, 2, 0, 0), Err(GenError::ZeroEp)));
+    // A mistyped huge count fails at once (it used to run until memory ran out).
+    assert!(matches!(
+        generate(&u, 100_000_000_000, 8, 2, 1, 0),
+        Err(GenError::TooManyTokens(100_000_000_000))
+    ));
     assert!(matches!(
         generate(&u, 8, 0, 1, 1, 0),
         Err(GenError::BadExperts(0))

@@ -588,6 +588,15 @@ impl Trace {
         let Some((step, layer)) = self.default_step_layer() else {
             return (Vec::new(), 0);
         };
+        self.replay_tokens_at(step, layer)
+    }
+
+    /// The tokens a replay of (`step`, `layer`) sends, as [`Trace::replay_tokens`] gives
+    /// them for the default group. Empty (and top-k 0) if the group has no record.
+    pub fn replay_tokens_at(&self, step: u64, layer: u64) -> (Vec<crate::traffic::Token>, usize) {
+        if self.records_at(step, layer).next().is_none() {
+            return (Vec::new(), 0);
+        }
         let tokens = self
             .tokens(step, layer)
             .into_iter()

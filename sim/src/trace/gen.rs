@@ -97,9 +97,13 @@ pub enum DistSpec {
     },
 }
 
+/// Most tokens one generated trace holds (2^24 = 16.7 M: 64 GPUs × 16,384 tokens is 1 M; a
+/// trace this size is ~1 GB of JSON at top-8), so a mistyped count fails at once instead of
+/// filling memory.
+pub const MAX_GEN_TOKENS: usize = 1 << 24;
+
 /// The accepted forms, for error messages.
-const USAGE: &str =
-    "uniform, zipf:A, dirichlet:A, share-std:S or counts:FILE:MODEL:CORPUS:LAYER";
+const USAGE: &str = "uniform, zipf:A, dirichlet:A, share-std:S or counts:FILE:MODEL:CORPUS:LAYER";
 
 /// An error parsing a [`DistSpec`] from a string.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -165,12 +169,12 @@ impl FromStr for DistSpec {
                 Some(_) => Err(ParseDistSpecError::UnexpectedParameter(s.to_string())),
             },
             "zipf" | "dirichlet" | "share-std" => {
-                let (kind, expected, ok): (&'static str, &'static str, fn(f64) -> bool) =
-                    match kind {
-                        "zipf" => ("zipf", ZIPF_EXPECTED, zipf_alpha_ok),
-                        "dirichlet" => ("dirichlet", DIRICHLET_EXPECTED, dirichlet_alpha_ok),
-                        _ => ("share-std", SHARE_STD_EXPECTED, dirichlet_alpha_ok),
-                    };
+                let (kind, expected, ok): (&'static str, &'static str, fn(f64) -> bool) = match kind
+                {
+                    "zipf" => ("zipf", ZIPF_EXPECTED, zipf_alpha_ok),
+                    "dirichlet" => ("dirichlet", DIRICHLET_EXPECTED, dirichlet_alpha_ok),
+                    _ => ("share-std", SHARE_STD_EXPECTED, dirichlet_alpha_ok),
+                };
                 let value = param
                     .filter(|p| !p.is_empty())
                     .ok_or(ParseDistSpecError::MissingParameter { kind })?;
@@ -248,6 +252,9 @@ pub enum GenError {
     /// `ep` is 0.
     #[error("ep must be at least 1")]
     ZeroEp,
+    /// `tokens` is above [`MAX_GEN_TOKENS`].
+    #[error("tokens = {0} is above the generator's limit of {MAX_GEN_TOKENS} (2^24)")]
+    TooManyTokens(usize),
     /// `experts` is 0 or above 65536.
     #[error("experts = {0} must be between 1 and 65536 (16-bit expert IDs)")]
     BadExperts(usize),
@@ -533,6 +540,9 @@ pub fn generate(
 ) -> Result<Trace, GenError> {
     if ep == 0 {
         return Err(GenError::ZeroEp);
+    }
+    if tokens > MAX_GEN_TOKENS {
+        return Err(GenError::TooManyTokens(tokens));
     }
     if experts == 0 || experts > MAX_EXPERTS {
         return Err(GenError::BadExperts(experts));

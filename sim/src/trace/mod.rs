@@ -16,12 +16,16 @@
 //! Experts are owned by EP ranks in contiguous blocks: with `E` experts and `P` ranks the rank of
 //! expert `e` is `e / (E / P)`.
 
+pub mod alltoallv;
 pub mod counts;
 pub mod format;
 pub mod gen;
+pub mod npy;
 pub mod stats;
 
+pub use alltoallv::{render_matrix, send_matrix_bytes, MatrixCount};
 pub use counts::{CountsError, CountsTable, Selection};
 pub use format::{LineError, Trace, TraceError, TraceRecord, MAX_EXPERT_ID};
 pub use gen::{generate, share_std_concentration, DistSpec, GenError, ParseDistSpecError};
+pub use npy::{read_npy, read_npy_from, NpyError};
 pub use stats::{gini, gini_f64, max_mean, rank_loads, StatsError, TraceStats, MAX_EP};
