@@ -2,6 +2,7 @@
 
 use dysharp_sim::replay::ReplayReport;
 use dysharp_sim::traffic::PhaseTraffic;
+#[cfg(feature = "rtl")]
 use dysharp_verif::replay_rtl::RtlReplayReport;
 use std::fmt::Write;
 
@@ -89,6 +90,7 @@ pub fn text_summary(r: &ReplayReport, secs: f64) -> String {
 }
 
 /// A short text report of an RTL replay.
+#[cfg(feature = "rtl")]
 pub fn rtl_summary(r: &RtlReplayReport) -> String {
     let mut s = String::new();
     let _ = writeln!(

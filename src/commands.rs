@@ -1,12 +1,16 @@
 //! The subcommands of `dysharp`.
 
 use crate::chart;
-use crate::ShapeArgs;
+use crate::{ShapeArgs, TraceArgs};
 use dysharp_sim::numerics::DType;
 use dysharp_sim::packet::svpkg;
 use dysharp_sim::replay::{replay_golden, ReplayError, ReplayOptions, ReplayReport};
-use dysharp_sim::trace::{generate, DistSpec, GenError, StatsError, Trace, TraceError, TraceStats};
+use dysharp_sim::trace::{
+    generate, read_npy, render_matrix, send_matrix_bytes, DistSpec, GenError, MatrixCount,
+    NpyError, StatsError, Trace, TraceError, TraceStats,
+};
 use dysharp_sim::traffic::Token;
+#[cfg(feature = "rtl")]
 use dysharp_verif::replay_rtl::{replay_rtl, RtlReplayError, RtlReplayReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -19,6 +23,9 @@ pub enum CliError {
     /// Bad trace file.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// Bad vLLM routed-experts array.
+    #[error(transparent)]
+    Npy(#[from] NpyError),
     /// Bad generator arguments.
     #[error(transparent)]
     Gen(#[from] GenError),
@@ -29,6 +36,7 @@ pub enum CliError {
     #[error(transparent)]
     Replay(#[from] ReplayError),
     /// The RTL replay cannot run or failed.
+    #[cfg(feature = "rtl")]
     #[error(transparent)]
     Rtl(#[from] RtlReplayError),
     /// A flag's value is invalid.
@@ -39,7 +47,7 @@ pub enum CliError {
         /// What is wrong.
         msg: String,
     },
-    /// A command that reports its errors as text (coverage).
+    /// A command that reports its errors as text (coverage, study).
     #[error("{0}")]
     Message(String),
     /// An output file could not be written.
@@ -88,10 +96,92 @@ pub fn gen(
     Ok(())
 }
 
-/// `dysharp stats`.
-pub fn stats(path: &Path, shape: &ShapeArgs, json_out: bool) -> Result<(), CliError> {
-    let trace = Trace::read(path, Some(shape.experts))?;
-    let s = TraceStats::compute_default(&trace, shape.experts, shape.ep)?;
+/// Reads the trace of `args` (JSON Lines, or `.npy` split over `shape.ep` ranks) and picks
+/// its (step, layer) group: the one `--step`/`--layer` name, else the first. Says on stderr
+/// which group is used when the trace holds more than one and the flags left a choice.
+pub fn load_trace(args: &TraceArgs, shape: &ShapeArgs) -> Result<(Trace, (u64, u64)), CliError> {
+    let path = &args.trace;
+    let npy = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let trace = if npy {
+        read_npy(path, shape.experts, shape.ep)?
+    } else {
+        Trace::read(path, Some(shape.experts))?
+    };
+    let groups = trace.step_layers();
+    let chosen = groups
+        .iter()
+        .copied()
+        .find(|&(s, l)| args.step.is_none_or(|x| x == s) && args.layer.is_none_or(|x| x == l));
+    let Some(group) = chosen else {
+        let list: Vec<String> = groups
+            .iter()
+            .take(8)
+            .map(|(s, l)| format!("step {s} layer {l}"))
+            .collect();
+        let more = if groups.len() > 8 { ", ..." } else { "" };
+        return Err(CliError::Flag {
+            flag: if args.layer.is_some() {
+                "layer"
+            } else {
+                "step"
+            },
+            msg: format!(
+                "{}: no records for {}{}; the trace holds {}{more}",
+                path.display(),
+                args.step.map(|s| format!("step {s} ")).unwrap_or_default(),
+                args.layer.map(|l| format!("layer {l}")).unwrap_or_default(),
+                list.join(", ")
+            ),
+        });
+    };
+    if groups.len() > 1 && (args.step.is_none() || args.layer.is_none()) {
+        eprintln!(
+            "note: {} holds {} (step, layer) groups; using step {} layer {} (choose with --step/--layer)",
+            path.display(),
+            groups.len(),
+            group.0,
+            group.1
+        );
+    }
+    Ok((trace, group))
+}
+
+/// `dysharp stats`; `matrix` = (file, count, hidden, dtype) of `--alltoallv-matrix`.
+pub fn stats(
+    args: &TraceArgs,
+    shape: &ShapeArgs,
+    json_out: bool,
+    matrix: Option<(&Path, &str, usize, &str)>,
+) -> Result<(), CliError> {
+    let (trace, (step, layer)) = load_trace(args, shape)?;
+    let s = TraceStats::compute(&trace, step, layer, shape.experts, shape.ep)?;
+    if let Some((file, count, hidden, dtype)) = matrix {
+        let count: MatrixCount = count
+            .parse()
+            .map_err(|msg| CliError::Flag { flag: "count", msg })?;
+        let dtype: DType = dtype.parse().map_err(|e| CliError::Flag {
+            flag: "dtype",
+            msg: format!("{e}"),
+        })?;
+        let row = (hidden as u64).saturating_mul(dtype.bytes() as u64);
+        let m = send_matrix_bytes(&trace, step, layer, shape.experts, shape.ep, count, row)?;
+        write_file(file, &render_matrix(&m))?;
+        let max_row = m.iter().map(|r| r.iter().sum::<u64>()).max().unwrap_or(0);
+        let max_col = (0..m.len())
+            .map(|j| m.iter().map(|r| r[j]).sum::<u64>())
+            .max()
+            .unwrap_or(0);
+        eprintln!(
+            "wrote {} ({}x{} bytes; run alltoallv_perf with -b and -e at least {})",
+            file.display(),
+            m.len(),
+            m.len(),
+            max_row.max(max_col)
+        );
+    }
+    let path = &args.trace;
     if json_out {
         println!(
             "{}",
@@ -156,6 +246,7 @@ fn run_replay(
 }
 
 /// Runs the RTL engine with a progress spinner.
+#[cfg(feature = "rtl")]
 pub fn run_rtl(
     tokens: &[Token],
     topk: usize,
@@ -174,7 +265,7 @@ pub fn run_rtl(
 /// `dysharp replay`.
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
-    path: &Path,
+    args: &TraceArgs,
     shape: &ShapeArgs,
     hidden: usize,
     dtype: &str,
@@ -192,8 +283,8 @@ pub fn replay(
             msg: format!("`{engine}` is not an engine; engines: golden, rtl"),
         });
     }
-    let trace = Trace::read(path, Some(shape.experts))?;
-    let (tokens, topk) = trace.replay_tokens();
+    let (trace, (step, layer)) = load_trace(args, shape)?;
+    let (tokens, topk) = trace.replay_tokens_at(step, layer);
     let opts = ReplayOptions {
         ep: shape.ep,
         experts: shape.experts,
@@ -202,13 +293,21 @@ pub fn replay(
         seed,
     };
     if engine == "rtl" {
-        let report = run_rtl(&tokens, topk, &opts, seed)?;
-        if json_out {
-            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
-        } else {
-            print!("{}", chart::rtl_summary(&report));
+        #[cfg(feature = "rtl")]
+        {
+            let report = run_rtl(&tokens, topk, &opts, seed)?;
+            if json_out {
+                println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+            } else {
+                print!("{}", chart::rtl_summary(&report));
+            }
+            return Ok(());
         }
-        return Ok(());
+        #[cfg(not(feature = "rtl"))]
+        return Err(CliError::Flag {
+            flag: "engine",
+            msg: NO_RTL.to_string(),
+        });
     }
     let (report, secs) = run_replay(&tokens, topk, &opts)?;
     if json_out {
@@ -225,6 +324,21 @@ pub fn replay(
 /// top-8, EP 8) under each distribution, through the golden engine.
 pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
     let (tokens_n, experts, topk, ep, hidden) = (4096, 256, 8, 8, 7168);
+    // Every distribution is checked before anything runs.
+    let list: Vec<&str> = dists
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect();
+    if list.is_empty() {
+        return Err(CliError::Flag {
+            flag: "dists",
+            msg: format!("`{dists}` names no distribution (e.g. uniform,zipf:1.5)"),
+        });
+    }
+    for d in &list {
+        parse_dist(d)?;
+    }
     std::fs::create_dir_all(out_dir).map_err(|err| CliError::Write {
         path: out_dir.display().to_string(),
         err,
@@ -233,7 +347,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
         "dysharp demo: {tokens_n} tokens, hidden {hidden}, bf16, {experts} experts, top-{topk}, EP {ep}; engine golden"
     );
     let mut runs = Vec::new();
-    for dist in dists.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+    for &dist in &list {
         let spec = parse_dist(dist)?;
         let trace = generate(&spec, tokens_n, experts, topk, ep, seed)?;
         let stats = TraceStats::compute_default(&trace, experts, ep)?;
@@ -253,29 +367,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
         print!("{}", chart::text_summary(&report, secs));
         runs.push((dist.to_string(), stats, report, secs));
     }
-    // The RTL beside the golden model, on the first workload with a reduced row:
-    // the Verilator model runs a few thousand cycles per second, so the full row
-    // (56 packets per token) would take tens of minutes.
-    let mut rtl_json = serde_json::Value::Null;
-    if let Some(dist) = dists.split(',').map(str::trim).find(|d| !d.is_empty()) {
-        let rtl_hidden = 128;
-        let trace = generate(&parse_dist(dist)?, tokens_n, experts, topk, ep, seed)?;
-        let (tokens, topk) = trace.replay_tokens();
-        let opts = ReplayOptions {
-            ep,
-            experts,
-            hidden: rtl_hidden,
-            dtype: DType::Bf16,
-            seed,
-        };
-        println!(
-            "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
-             hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
-        );
-        let report = run_rtl(&tokens, topk, &opts, seed)?;
-        print!("{}", chart::rtl_summary(&report));
-        rtl_json = json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report});
-    }
+    let rtl_json = demo_rtl(dists, seed, (tokens_n, experts, topk, ep, hidden))?;
     let json_runs: Vec<_> = runs
         .iter()
         .map(|(dist, stats, report, secs)| {
@@ -293,6 +385,54 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
     write_file(&svg_path, &chart::svg(&panels))?;
     println!("\nwrote {} and {}", json_path.display(), svg_path.display());
     Ok(())
+}
+
+/// What `replay --engine rtl` and `demo` say in a build without the RTL engine.
+#[cfg(not(feature = "rtl"))]
+const NO_RTL: &str = "this dysharp was built without the RTL engine (cargo feature `rtl`); \
+                      engines: golden. Build with default features for `--engine rtl`";
+
+/// The demo's RTL part: the RTL beside the golden model, on the first workload
+/// with a reduced row (the Verilator model runs a few thousand cycles per
+/// second, so the full row of 56 packets per token would take tens of
+/// minutes). `shape` is (tokens, experts, top-k, EP, hidden).
+#[cfg(feature = "rtl")]
+fn demo_rtl(
+    dists: &str,
+    seed: u64,
+    (tokens_n, experts, topk, ep, hidden): (usize, usize, usize, usize, usize),
+) -> Result<serde_json::Value, CliError> {
+    let Some(dist) = dists.split(',').map(str::trim).find(|d| !d.is_empty()) else {
+        return Ok(serde_json::Value::Null);
+    };
+    let rtl_hidden = 128;
+    let trace = generate(&parse_dist(dist)?, tokens_n, experts, topk, ep, seed)?;
+    let (tokens, topk) = trace.replay_tokens();
+    let opts = ReplayOptions {
+        ep,
+        experts,
+        hidden: rtl_hidden,
+        dtype: DType::Bf16,
+        seed,
+    };
+    println!(
+            "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
+             hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
+        );
+    let report = run_rtl(&tokens, topk, &opts, seed)?;
+    print!("{}", chart::rtl_summary(&report));
+    Ok(json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report}))
+}
+
+/// The demo's RTL part in a golden-only build: says so, and records it in the report.
+#[cfg(not(feature = "rtl"))]
+fn demo_rtl(
+    _dists: &str,
+    _seed: u64,
+    _shape: (usize, usize, usize, usize, usize),
+) -> Result<serde_json::Value, CliError> {
+    println!("\n== RTL engine: not in this build ({NO_RTL})");
+    Ok(json!({ "skipped": NO_RTL }))
 }
 
 /// `dysharp gen-pkg`.

@@ -1,10 +1,15 @@
 //! `dysharp`: command-line tool over the dysharp golden model, traces and reports.
 
+mod area;
 mod chart;
 mod commands;
+#[cfg(feature = "rtl")]
 mod coverage_cmd;
 mod golden_cmd;
+mod output;
+#[cfg(feature = "rtl")]
 mod regress_cmd;
+mod study_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -16,6 +21,21 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The trace a command reads, and which (step, layer) group of it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TraceArgs {
+    /// Trace file: JSON Lines (Megatron-core layout), or a vLLM routed-experts array
+    /// (`.npy`, int [tokens, moe_layers, top_k]; tokens split over the EP ranks in blocks).
+    #[arg(long)]
+    trace: PathBuf,
+    /// Step to use (default: the first record's, or the first that has --layer).
+    #[arg(long)]
+    step: Option<u64>,
+    /// MoE layer to use (default: the first record's, or the first of --step).
+    #[arg(long)]
+    layer: Option<u64>,
 }
 
 /// Arguments shared by the commands that build a workload.
@@ -53,20 +73,32 @@ enum Command {
     },
     /// Routing statistics of a trace: send matrix, per-rank receive counts, Gini, fan-out.
     Stats {
-        /// Trace file (JSON Lines).
-        #[arg(long)]
-        trace: PathBuf,
+        #[command(flatten)]
+        trace: TraceArgs,
         #[command(flatten)]
         shape: ShapeArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also write the Dispatch send matrix in bytes, as nccl-tests' alltoallv_perf reads
+        /// it (NCCL_TESTS_ALLTOALLV_MATRIX_FILE): cell [i][j] = bytes from rank i to j.
+        #[arg(long, value_name = "FILE")]
+        alltoallv_matrix: Option<PathBuf>,
+        /// What a matrix cell counts: tokens (one row per distinct destination rank, as
+        /// DeepEP) or assignments (one row per token-expert pair, as Megatron-core).
+        #[arg(long, default_value = "tokens", requires = "alltoallv_matrix")]
+        count: String,
+        /// Hidden size of a token row, for the matrix's bytes.
+        #[arg(long, default_value_t = 7168, requires = "alltoallv_matrix")]
+        hidden: usize,
+        /// Element type of a token row, for the matrix's bytes: bf16 | f16 | f32.
+        #[arg(long, default_value = "bf16", requires = "alltoallv_matrix")]
+        dtype: String,
     },
     /// Replay a trace's Dispatch and Combine through a switch engine and count traffic.
     Replay {
-        /// Trace file (JSON Lines).
-        #[arg(long)]
-        trace: PathBuf,
+        #[command(flatten)]
+        trace: TraceArgs,
         #[command(flatten)]
         shape: ShapeArgs,
         /// Hidden size (elements per token row).
@@ -75,7 +107,8 @@ enum Command {
         /// Element type: bf16 | f16 | f32.
         #[arg(long, default_value = "bf16")]
         dtype: String,
-        /// Engine: golden (the RTL engine arrives with the RTL).
+        /// Engine: golden (transaction-level model) or rtl (the Verilator model of rtl/,
+        /// checked against the golden model; EP 4, 8 or 16; not in a golden-only build).
         #[arg(long, default_value = "golden")]
         engine: String,
         /// Seed of the token data.
@@ -109,12 +142,19 @@ enum Command {
         #[command(subcommand)]
         cmd: golden_cmd::GoldenCmd,
     },
+    /// Area and timing per block with the pinned Yosys (sky130, ECP5, Xilinx); docs/area.md.
+    Area(area::AreaArgs),
+    #[cfg(feature = "rtl")]
     /// Run the RTL-versus-golden regression (property-based streams and sequences, bad
     /// input, reset, trace replays) over the built configurations; see docs/verification.md.
     Regress(regress_cmd::RegressArgs),
+    #[cfg(feature = "rtl")]
     /// Line and toggle coverage of the RTL under the regression: lcov file, HTML report and
     /// JSON summary (needs a build with `--features coverage`; `make coverage`).
     Coverage(coverage_cmd::CoverageArgs),
+    /// Hold the DySHARP paper's claims against this model: traffic of DySHARP, unicast and the
+    /// NVLS workaround, lower bounds with and without fusion, AL-TLB sweeps (docs/paper.md).
+    Study(study_cmd::StudyArgs),
 }
 
 fn main() -> ExitCode {
@@ -128,7 +168,22 @@ fn main() -> ExitCode {
             seed,
             out,
         } => commands::gen(tokens, &shape, topk, &dist, seed, &out),
-        Command::Stats { trace, shape, json } => commands::stats(&trace, &shape, json),
+        Command::Stats {
+            trace,
+            shape,
+            json,
+            alltoallv_matrix,
+            count,
+            hidden,
+            dtype,
+        } => commands::stats(
+            &trace,
+            &shape,
+            json,
+            alltoallv_matrix
+                .as_deref()
+                .map(|f| (f, count.as_str(), hidden, dtype.as_str())),
+        ),
         Command::Replay {
             trace,
             shape,
@@ -144,9 +199,15 @@ fn main() -> ExitCode {
             seed,
         } => commands::demo(&out_dir, &dists, seed),
         Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
+        Command::Study(args) => {
+            study_cmd::run_study(&args).map_err(|e| commands::CliError::Message(e.to_string()))
+        }
         Command::Golden { cmd } => return golden_cmd::main(cmd),
+        Command::Area(args) => return area::main(args),
+        #[cfg(feature = "rtl")]
         Command::Coverage(args) => coverage_cmd::run(&args, &regress_cmd::coverage_workload)
             .map_err(commands::CliError::Message),
+        #[cfg(feature = "rtl")]
         Command::Regress(args) => {
             return match regress_cmd::run(args) {
                 Ok(true) => ExitCode::SUCCESS,
