@@ -183,13 +183,13 @@ pub fn stats(
     }
     let path = &args.trace;
     if json_out {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&s).expect("stats serialize")
         );
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: step {} layer {}: {} tokens, top-{}, {} experts over {} ranks{}",
         path.display(),
         s.step,
@@ -203,15 +203,15 @@ pub fn stats(
             .map(|l| format!(" [{l}]"))
             .unwrap_or_default()
     );
-    println!("send matrix S (row = source rank, column = destination rank):");
+    outln!("send matrix S (row = source rank, column = destination rank):");
     for row in &s.send_matrix {
-        println!(
+        outln!(
             "  {}",
             row.iter().map(|v| format!("{v:>7}")).collect::<String>()
         );
     }
-    println!("rank receive: {:?}", s.rank_receive);
-    println!(
+    outln!("rank receive: {:?}", s.rank_receive);
+    outln!(
         "gini(rank) {:.4}  max/mean(rank) {:.3}  max/mean(expert) {:.3}  gini(expert) {:.4}  mean remote fan-out {:.3}",
         s.gini_rank, s.max_mean_rank, s.max_mean_expert, s.gini_expert, s.fanout_mean
     );
@@ -297,9 +297,9 @@ pub fn replay(
         {
             let report = run_rtl(&tokens, topk, &opts, seed)?;
             if json_out {
-                println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+                outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
             } else {
-                print!("{}", chart::rtl_summary(&report));
+                out!("{}", chart::rtl_summary(&report));
             }
             return Ok(());
         }
@@ -313,9 +313,9 @@ pub fn replay(
     if json_out {
         let mut v = serde_json::to_value(&report).expect("report serializes");
         v["elapsed_s"] = json!(secs);
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
-        print!("{}", chart::text_summary(&report, secs));
+        out!("{}", chart::text_summary(&report, secs));
     }
     Ok(())
 }
@@ -343,7 +343,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
         path: out_dir.display().to_string(),
         err,
     })?;
-    println!(
+    outln!(
         "dysharp demo: {tokens_n} tokens, hidden {hidden}, bf16, {experts} experts, top-{topk}, EP {ep}; engine golden"
     );
     let mut runs = Vec::new();
@@ -360,11 +360,11 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
             seed,
         };
         let (report, secs) = run_replay(&tokens, topk, &opts)?;
-        println!(
+        outln!(
             "\n== workload {dist} (seed {seed}): gini(rank) {:.3}, max/mean(rank) {:.3}, mean remote fan-out {:.2}",
             stats.gini_rank, stats.max_mean_rank, stats.fanout_mean
         );
-        print!("{}", chart::text_summary(&report, secs));
+        out!("{}", chart::text_summary(&report, secs));
         runs.push((dist.to_string(), stats, report, secs));
     }
     let rtl_json = demo_rtl(dists, seed, (tokens_n, experts, topk, ep, hidden))?;
@@ -383,7 +383,7 @@ pub fn demo(out_dir: &Path, dists: &str, seed: u64) -> Result<(), CliError> {
     )?;
     let panels: Vec<_> = runs.iter().map(|(d, _, r, _)| (d.as_str(), r)).collect();
     write_file(&svg_path, &chart::svg(&panels))?;
-    println!("\nwrote {} and {}", json_path.display(), svg_path.display());
+    outln!("\nwrote {} and {}", json_path.display(), svg_path.display());
     Ok(())
 }
 
@@ -415,12 +415,12 @@ fn demo_rtl(
         dtype: DType::Bf16,
         seed,
     };
-    println!(
+    outln!(
             "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
              hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
         );
     let report = run_rtl(&tokens, topk, &opts, seed)?;
-    print!("{}", chart::rtl_summary(&report));
+    out!("{}", chart::rtl_summary(&report));
     Ok(json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report}))
 }
 
@@ -431,7 +431,7 @@ fn demo_rtl(
     _seed: u64,
     _shape: (usize, usize, usize, usize, usize),
 ) -> Result<serde_json::Value, CliError> {
-    println!("\n== RTL engine: not in this build ({NO_RTL})");
+    outln!("\n== RTL engine: not in this build ({NO_RTL})");
     Ok(json!({ "skipped": NO_RTL }))
 }
 
@@ -441,7 +441,7 @@ pub fn gen_pkg(out: Option<&Path>) -> Result<(), CliError> {
     match out {
         Some(p) => write_file(p, &text),
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }

@@ -132,8 +132,8 @@ pub fn run(
     report
         .write_all(&root, &args.out, "dysharp")
         .map_err(|e| e.to_string())?;
-    print!("{}", report.table());
-    println!(
+    out!("{}", report.table());
+    outln!(
         "{files} coverage file(s) merged; wrote {}, {}, {}, {}",
         merged_dat.display(),
         args.out.join("coverage.info").display(),

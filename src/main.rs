@@ -1,12 +1,13 @@
 //! `dysharp`: command-line tool over the dysharp golden model, traces and reports.
 
+#[macro_use]
+mod output;
 mod area;
 mod chart;
 mod commands;
 #[cfg(feature = "rtl")]
 mod coverage_cmd;
 mod golden_cmd;
-mod output;
 #[cfg(feature = "rtl")]
 mod regress_cmd;
 mod study_cmd;

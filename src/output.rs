@@ -44,3 +44,22 @@ pub fn eprintln(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
 }
+
+/// Writes `text` to standard output through [`print`]; a write error other than a closed pipe
+/// (a full disk behind a redirection) ends the command with a message and exit code 2.
+pub fn say(text: &str) {
+    if let Err(e) = print(text) {
+        eprintln(&format!("error: cannot write standard output: {e}"));
+        std::process::exit(2);
+    }
+}
+
+/// `print!` through [`say`]: quiet once standard output is closed.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::output::say(&format!($($t)*)) };
+}
+
+/// `println!` through [`say`]: quiet once standard output is closed.
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::output::say(&format!("{}\n", format_args!($($t)*))) };
+}

@@ -97,7 +97,7 @@ pub fn run(a: RegressArgs) -> Result<bool, String> {
         let r = run_case(&case, a.vcd.clone());
         print_result(&r);
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?
             );
@@ -133,7 +133,7 @@ pub fn run(a: RegressArgs) -> Result<bool, String> {
     });
     if a.list {
         for c in &cases {
-            println!("{} --seed {}", c.name(), c.seed);
+            outln!("{} --seed {}", c.name(), c.seed);
         }
         return Ok(true);
     }
@@ -175,7 +175,7 @@ pub fn run(a: RegressArgs) -> Result<bool, String> {
         );
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?
         );

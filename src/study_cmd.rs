@@ -175,9 +175,9 @@ pub fn run_study(args: &StudyArgs) -> Result<(), StudyCmdError> {
         files.push(write(&args.out_dir, name, &svg)?);
     }
     if args.json {
-        println!("{json}");
+        outln!("{json}");
     } else {
-        print!("{}", summary(&report, &files));
+        out!("{}", summary(&report, &files));
     }
     Ok(())
 }

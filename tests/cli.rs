@@ -536,3 +536,46 @@ fn oversized_and_empty_flags_fail_fast() {
     let e = err(&["demo", "--dists", "uniform,bogus"]);
     assert!(e.contains("--dist"), "{e}");
 }
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    let t = t.to_str().unwrap();
+    ok(&[
+        "gen",
+        "--tokens",
+        "512",
+        "--experts",
+        "32",
+        "--topk",
+        "4",
+        "--ep",
+        "4",
+        "--out",
+        t,
+    ]);
+    let shape = ["--experts", "32", "--ep", "4"];
+    for args in [
+        [&["stats", "--trace", t, "--json"][..], &shape].concat(),
+        [
+            &["replay", "--trace", t, "--hidden", "128", "--json"][..],
+            &shape,
+        ]
+        .concat(),
+        vec!["gen-pkg"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dysharp"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away before anything is read
+        let out = child.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(out.status.success(), "{args:?}: {e}");
+    }
+}

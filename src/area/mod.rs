@@ -480,10 +480,10 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
             path: "report".into(),
             msg: e.to_string(),
         })?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         for r in &reports {
-            print!("{}", output::table(r));
+            out!("{}", output::table(r));
         }
     }
     if let Some(p) = &args.csv {
