@@ -1,32 +1,10 @@
 //! End-to-end tests of the `dysharp` command-line tool.
 
+mod common;
+
+use common::{dysharp, err, ok};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn dysharp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dysharp"))
-        .args(args)
-        .output()
-        .expect("run dysharp")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = dysharp(args);
-    assert!(
-        o.status.success(),
-        "dysharp {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn err(args: &[&str]) -> String {
-    let o = dysharp(args);
-    assert!(!o.status.success(), "dysharp {args:?} should fail");
-    let e = String::from_utf8(o.stderr).unwrap();
-    assert!(!e.contains("panicked"), "{e}");
-    e
-}
+use std::process::Command;
 
 #[test]
 fn gen_stats_replay_round_trip() {

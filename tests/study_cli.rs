@@ -1,22 +1,9 @@
 //! `dysharp study` end to end (issue 15): the quick grid writes its tables and charts, and bad
 //! flags are errors that name the flag, never a panic.
 
-use std::process::{Command, Output};
+mod common;
 
-fn dysharp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dysharp"))
-        .args(args)
-        .output()
-        .expect("run dysharp")
-}
-
-fn err(args: &[&str]) -> String {
-    let o = dysharp(args);
-    assert!(!o.status.success(), "dysharp {args:?} should fail");
-    let e = String::from_utf8(o.stderr).unwrap();
-    assert!(!e.contains("panicked"), "{e}");
-    e
-}
+use common::{dysharp, err};
 
 #[test]
 fn quick_study_writes_tables_and_charts() {
