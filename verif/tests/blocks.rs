@@ -1,5 +1,5 @@
-//! Block-level benches: `dysharp_al_tlb` and `dysharp_hub` driven standalone (not through
-//! `dysharp_top`) and checked against the golden model.
+//! Block-level benches: `dysharp_al_tlb`, `dysharp_hub` and `dysharp_fifo_ram` driven standalone
+//! (not through `dysharp_top`) and checked against the golden model or a reference queue.
 //!
 //! - AL-TLB (`tlb_fa`: 8 entries fully associative, `tlb_sa`: 16 entries in 4 sets of 4 ways):
 //!   lookups and fills (a fill only after a lookup of the same key missed, as the hub does),
@@ -11,6 +11,11 @@
 //!   beats after a random latency), random `rsp_ready_i`; every memory access (split into 16-byte
 //!   lines) and every response packet is compared with `dysharp_sim::hub::Hub`, and at the end
 //!   the TLB and error counters.
+//! - RAM-backed FIFO (`fifo_ram`: 16-bit words, Depth 8; `fifo_ram_d2`: Depth 2, the flip-flop
+//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128): random valid/ready and data
+//!   against a `VecDeque`, every cycle: `usage_o`, `in_ready_o`, `out_valid_o` (exactly: the head
+//!   word is shown from its push cycle + 2, + 1 for the fallback, on) and `out_data_o`; and full
+//!   throughput with both sides always on, from empty and from full.
 //!
 //! Every test is seeded. A failure prints the seed and the command that re-runs it;
 //! `DYSHARP_SEED=<seed>` replaces the seed of every case of the test (decimal or `0x` hex), and
@@ -1837,4 +1842,343 @@ fn hub_m4_dyn_st_line_rate() {
         rate >= 0.95,
         "hub_m4 accepted {rate:.4} flit/cycle, at least 0.95 expected"
     );
+}
+
+// =================================================================================================
+// RAM-backed FIFO
+// =================================================================================================
+
+/// The `dysharp_fifo_ram` benches.
+const FIFOS: [&str; 3] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp"];
+
+/// A FIFO word of up to 256 bits: bits 0..128 and 128..256.
+type Word = (u128, u128);
+
+/// The ports of a `dysharp_fifo_ram` model.
+struct FifoPorts {
+    rst: Port,
+    in_valid: Port,
+    in_ready: Port,
+    in_data: Port,
+    out_valid: Port,
+    out_ready: Port,
+    out_data: Port,
+    usage: Port,
+}
+
+/// A `dysharp_fifo_ram` model and the reference queue it is compared with every cycle.
+struct FifoBench {
+    sim: Sim,
+    p: FifoPorts,
+    width: usize,
+    depth: usize,
+    /// Cycles from a push to the first cycle its word can be at the output: 2 through the RAM,
+    /// 1 for the flip-flop fallback (Depth < 4).
+    latency: u64,
+    /// The words held, oldest first, with the cycle each was pushed.
+    held: VecDeque<(Word, u64)>,
+    /// The word offered on the input; held until accepted (the producer's obligation).
+    offer: Option<Word>,
+    /// Cycles since the last reset.
+    now: u64,
+    pushes: u64,
+    pops: u64,
+    /// Cycles with the FIFO full, and with the output valid but not accepted.
+    full_cycles: u64,
+    stall_cycles: u64,
+    /// Times the FIFO went from full to empty (`was_full`: full since it was last empty).
+    sweeps: u64,
+    was_full: bool,
+}
+
+/// Bits `[lsb, lsb + w)` of a word as an integer mask of `w` ones (`w <= 128`).
+fn ones(w: usize) -> u128 {
+    if w >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << w) - 1
+    }
+}
+
+impl FifoBench {
+    /// Instantiates `model` and resets it.
+    fn new(model: &str, seed: u64) -> Result<Self, String> {
+        let sim = open(model, seed)?;
+        let width = sim.param_or("Width", 8);
+        let depth = sim.param_or("Depth", 2);
+        if width > 256 {
+            return Err(format!(
+                "bench expects Width <= 256 (model {model}: {width})"
+            ));
+        }
+        let p = FifoPorts {
+            rst: inp(&sim, "rst_ni")?,
+            in_valid: inp(&sim, "in_valid_i")?,
+            in_ready: outp(&sim, "in_ready_o")?,
+            in_data: inp(&sim, "in_data_i")?,
+            out_valid: outp(&sim, "out_valid_o")?,
+            out_ready: inp(&sim, "out_ready_i")?,
+            out_data: outp(&sim, "out_data_o")?,
+            usage: outp(&sim, "usage_o")?,
+        };
+        let mut b = FifoBench {
+            sim,
+            p,
+            width,
+            depth,
+            latency: if depth >= 4 { 2 } else { 1 },
+            held: VecDeque::new(),
+            offer: None,
+            now: 0,
+            pushes: 0,
+            pops: 0,
+            full_cycles: 0,
+            stall_cycles: 0,
+            sweeps: 0,
+            was_full: false,
+        };
+        b.reset()?;
+        Ok(b)
+    }
+
+    /// Holds reset for three cycles (with random inputs: reset must win); the reference empties.
+    fn reset(&mut self) -> Result<(), String> {
+        self.sim.set(self.p.rst, 0);
+        for i in 0..3u128 {
+            self.sim.set(self.p.in_valid, i & 1);
+            self.sim.set(self.p.out_ready, (i >> 1) & 1);
+            self.sim.cycle().map_err(|e| e.to_string())?;
+        }
+        self.sim.set(self.p.rst, 1);
+        self.held.clear();
+        self.offer = None;
+        self.now = 0;
+        self.was_full = false;
+        Ok(())
+    }
+
+    /// A random word of `width` bits.
+    fn word(&self, rng: &mut ChaCha8Rng) -> Word {
+        let lo = rng.gen::<u128>() & ones(self.width.min(128));
+        let hi = rng.gen::<u128>() & ones(self.width.saturating_sub(128));
+        (lo, if self.width > 128 { hi } else { 0 })
+    }
+
+    fn set_word(&mut self, w: Word) {
+        let lo_w = self.width.min(128);
+        self.sim.set_bits(self.p.in_data, 0, lo_w, w.0);
+        if self.width > 128 {
+            self.sim
+                .set_bits(self.p.in_data, 128, self.width - 128, w.1);
+        }
+    }
+
+    fn get_word(&self) -> Word {
+        let lo = self.sim.get_bits(self.p.out_data, 0, self.width.min(128));
+        let hi = if self.width > 128 {
+            self.sim.get_bits(self.p.out_data, 128, self.width - 128)
+        } else {
+            0
+        };
+        (lo, hi)
+    }
+
+    /// One cycle. Offers `new` on the input unless an earlier word is still waiting (that one
+    /// stays), drives `out_ready`, and compares what the FIFO shows before the clock edge with
+    /// the reference. Returns (pushed, popped).
+    fn step(&mut self, new: Option<Word>, out_ready: bool) -> Result<(bool, bool), String> {
+        let cyc = self.now;
+        if self.offer.is_none() {
+            self.offer = new;
+        }
+        let offer = self.offer;
+        self.sim.set(self.p.in_valid, u128::from(offer.is_some()));
+        if let Some(w) = offer {
+            self.set_word(w);
+        } else {
+            // Data with valid low is don't-care: drive garbage.
+            self.set_word((
+                (cyc as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                cyc as u128,
+            ));
+        }
+        self.sim.set(self.p.out_ready, u128::from(out_ready));
+        self.sim.cycle().map_err(|e| format!("cycle {cyc}: {e}"))?;
+        let usage = self.sim.get(self.p.usage) as usize;
+        let in_ready = self.sim.bit(self.p.in_ready, 0);
+        let out_valid = self.sim.bit(self.p.out_valid, 0);
+        let n = self.held.len();
+        ensure(usage == n, || {
+            format!("cycle {cyc}: usage_o {usage}, {n} words held")
+        })?;
+        ensure(in_ready == (n != self.depth), || {
+            format!(
+                "cycle {cyc}: in_ready_o {in_ready} with {n} of {} words held",
+                self.depth
+            )
+        })?;
+        let lat = self.latency;
+        let want_valid = self.held.front().is_some_and(|&(_, t)| t + lat <= cyc);
+        ensure(out_valid == want_valid, || {
+            format!(
+                "cycle {cyc}: out_valid_o {out_valid}, expected {want_valid} (head pushed in cycle {:?}, latency {lat})",
+                self.held.front().map(|&(_, t)| t)
+            )
+        })?;
+        if out_valid {
+            let got = self.get_word();
+            let want = self.held.front().map(|&(w, _)| w).unwrap_or_default();
+            ensure(got == want, || {
+                format!(
+                    "cycle {cyc}: out_data_o {:#x}_{:032x}, expected {:#x}_{:032x} (word {} out)",
+                    got.1, got.0, want.1, want.0, self.pops
+                )
+            })?;
+        }
+        let popped = out_valid && out_ready;
+        let pushed = offer.is_some() && in_ready;
+        if popped {
+            self.held.pop_front();
+            self.pops += 1;
+        }
+        if let (true, Some(w)) = (pushed, offer) {
+            self.held.push_back((w, cyc));
+            self.offer = None;
+            self.pushes += 1;
+        }
+        self.full_cycles += u64::from(n == self.depth);
+        self.stall_cycles += u64::from(out_valid && !out_ready);
+        self.was_full |= n == self.depth;
+        if n == 0 && self.was_full {
+            self.sweeps += 1;
+            self.was_full = false;
+        }
+        self.now += 1;
+        Ok((pushed, popped))
+    }
+}
+
+/// Random traffic on `model`: phases of random length with their own input and output rates
+/// (from never to always), bursts of output stalls, and resets with words held. Returns the
+/// bench for its counters.
+fn fifo_random(model: &str, seed: u64, cycles: u64) -> Result<FifoBench, String> {
+    let mut b = FifoBench::new(model, seed)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let rates = [0.0, 0.1, 0.5, 0.9, 1.0];
+    let mut done = 0u64;
+    while done < cycles {
+        let len = rng.gen_range(10..(8 * b.depth as u64).max(40));
+        let p_in = rates[rng.gen_range(0..rates.len())];
+        let p_out = rates[rng.gen_range(0..rates.len())];
+        // Some phases stall the output in bursts instead of cycle by cycle.
+        let burst = rng.gen_bool(0.25);
+        let mut stall = 0u64;
+        for _ in 0..len {
+            let new = rng.gen_bool(p_in).then(|| b.word(&mut rng));
+            let ready = if burst {
+                if stall == 0 && rng.gen_bool(0.2) {
+                    stall = rng.gen_range(1..(2 * b.depth as u64 + 2));
+                }
+                stall = stall.saturating_sub(1);
+                stall == 0
+            } else {
+                rng.gen_bool(p_out)
+            };
+            b.step(new, ready)?;
+        }
+        done += len;
+        if rng.gen_bool(0.03) {
+            b.reset()?;
+        }
+    }
+    Ok(b)
+}
+
+#[test]
+fn fifo_ram_random_traffic_matches_reference() {
+    const TEST: &str = "fifo_ram_random_traffic_matches_reference";
+    for (i, model) in FIFOS.iter().enumerate() {
+        for seed in seeds(0xF100 + 0x100 * i as u64, 6) {
+            let b = check(TEST, model, seed, fifo_random(model, seed, 40_000));
+            eprintln!(
+                "{TEST} {model} seed {seed:#x}: {} pushes, {} pops, {} cycles full, {} stalled, \
+                 {} times from full to empty",
+                b.pushes, b.pops, b.full_cycles, b.stall_cycles, b.sweeps
+            );
+            assert!(
+                b.pops > 2_000 && b.full_cycles > 100 && b.stall_cycles > 1_000 && b.sweeps >= 2,
+                "{model} seed {seed:#x}: the traffic exercised too little"
+            );
+        }
+    }
+}
+
+/// Both sides always on: from empty, the first word is out after the latency and then one word
+/// moves every cycle; from full, one word every cycle from the first cycle on; the drain empties
+/// one word a cycle. Every cycle is also checked against the reference.
+fn fifo_throughput(model: &str, seed: u64) -> Result<(), String> {
+    let mut b = FifoBench::new(model, seed)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let d = b.depth as u64;
+    let lat = b.latency;
+    // From empty.
+    let n = 4 * d + 50;
+    for c in 0..n {
+        let w = b.word(&mut rng);
+        let (pushed, popped) = b.step(Some(w), true)?;
+        ensure(pushed, || {
+            format!("{model}: no push in cycle {c} from empty")
+        })?;
+        ensure(popped == (c >= lat), || {
+            format!("{model}: cycle {c} from empty: popped {popped} (latency {lat})")
+        })?;
+    }
+    // Fill up with the output stalled.
+    while b.held.len() < b.depth {
+        let w = b.word(&mut rng);
+        b.step(Some(w), false)?;
+    }
+    let w = b.word(&mut rng);
+    let (pushed, _) = b.step(Some(w), false)?;
+    ensure(!pushed, || format!("{model}: pushed into a full FIFO"))?;
+    // From full: the waiting word goes in in the cycle after the first pop, then one a cycle.
+    for c in 0..3 * d + 10 {
+        let w = b.word(&mut rng);
+        let (pushed, popped) = b.step(Some(w), true)?;
+        ensure(popped, || format!("{model}: no pop in cycle {c} from full"))?;
+        ensure(pushed == (c > 0), || {
+            format!("{model}: cycle {c} from full: pushed {pushed}")
+        })?;
+    }
+    // Drain.
+    let left = b.held.len();
+    for c in 0..left {
+        let (_, popped) = b.step(None, true)?;
+        ensure(popped, || {
+            format!("{model}: no pop in drain cycle {c} of {left}")
+        })?;
+    }
+    let (_, popped) = b.step(None, true)?;
+    ensure(!popped && b.held.is_empty(), || {
+        format!("{model}: not empty after the drain")
+    })?;
+    // One word into the empty FIFO: out exactly after the latency, then gone.
+    let w = b.word(&mut rng);
+    b.step(Some(w), true)?;
+    for c in 1..=lat {
+        let (_, popped) = b.step(None, true)?;
+        ensure(popped == (c == lat), || {
+            format!("{model}: single word: popped {popped} {c} cycles after its push")
+        })?;
+    }
+    Ok(())
+}
+
+#[test]
+fn fifo_ram_full_throughput_from_empty_and_full() {
+    const TEST: &str = "fifo_ram_full_throughput_from_empty_and_full";
+    for (i, model) in FIFOS.iter().enumerate() {
+        let seed = seed_or(0xF200 + i as u64);
+        check(TEST, model, seed, fifo_throughput(model, seed));
+    }
 }

@@ -1,0 +1,225 @@
+// dysharp_fifo_ram: synchronous FIFO with valid/ready on both sides whose storage is one
+// dysharp_ram_1r1w (an SRAM-shaped memory with a registered read), for the switch's crosspoint
+// queues (docs/architecture.md, "dysharp_switch" and "Storage map").
+//
+// A drop-in for dysharp_fifo: same parameters, same ports, same contract, except that a word
+// pushed in cycle t reaches the output in cycle t+2 at the earliest (dysharp_fifo: t+1).
+//   - in_ready_o = (usage_o != Depth): a function of the fill level only (never of in_valid_i or
+//     out_ready_i), so it may feed a producer's arbitration.
+//   - usage_o counts every word held: in the RAM, in the RAM's read register and in the output
+//     register, 0..Depth. A producer that reserves room for a whole packet compares
+//     Depth - usage_o with the packet length (usage_o only decreases while it is not pushing).
+//   - The output is a proper stream: once out_valid_o is high it and out_data_o stay until
+//     accepted. With the head word pushed in cycle t (or earlier) and the word ahead of it gone,
+//     out_valid_o is high from cycle max(t + 2, departure of the word ahead + 1) on, so a FIFO
+//     pushed and popped every cycle moves one word every cycle (no bubbles).
+//
+// Structure (Depth >= 4). Words enter the RAM (Depth - 2 words). Behind it are two word stages:
+//   rd  the RAM's own read register (rdata_o, held while re_i is low); rv_q: it holds a word
+//       that has not left yet. A read issued in cycle c fills it in cycle c+1.
+//   out an output register (out_q, ov_q), always older than rd's word.
+// The output shows out_q if it is valid, else rd. A read is issued whenever the RAM holds a word
+// and the two stages are not both full (registered state only; out_ready_i does not reach the
+// RAM). A read that would overwrite an unaccepted rd word moves that word into out_q first.
+// Capacity: with both stages full no word can be pushed until one leaves, so the RAM never holds
+// more than Depth - 2 words (proved in the a_ram_cnt assertion's comment); every word of Depth
+// therefore has a place, and the flip-flops outside the RAM are one word plus control.
+// A write and a read of the same RAM address in one cycle (RAM full and pushed while read)
+// returns the old word: dysharp_ram_1r1w is read-first.
+//
+// Depth < 4 (a RAM of fewer than two words is not a RAM): the module is a dysharp_fifo
+// (flip-flops, output at t+1).
+
+module dysharp_fifo_ram #(
+  parameter int unsigned Width = 8,
+  parameter int unsigned Depth = 2
+) (
+  input  logic                       clk_i,
+  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  /* verilator lint_off SYNCASYNCNET */
+  input  logic                       rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
+  // Write side.
+  input  logic                       in_valid_i,
+  output logic                       in_ready_o,
+  input  logic [Width-1:0]           in_data_i,
+  // Read side.
+  output logic                       out_valid_o,
+  input  logic                       out_ready_i,
+  output logic [Width-1:0]           out_data_o,
+  // Fill level.
+  output logic [$clog2(Depth+1)-1:0] usage_o
+);
+
+  logic push, pop;
+
+  assign push = in_valid_i && in_ready_o;
+  assign pop  = out_valid_o && out_ready_i;
+
+  if (Depth >= 4) begin : gen_ram
+    localparam int unsigned RamDepth = Depth - 2;
+    localparam int unsigned PtrW     = $clog2(RamDepth);
+    localparam int unsigned CntW     = $clog2(Depth + 1);
+
+    typedef logic [PtrW-1:0] ptr_t;
+    typedef logic [CntW-1:0] cnt_t;
+
+    ptr_t             wr_ptr_q, wr_ptr_d;
+    ptr_t             rd_ptr_q, rd_ptr_d;
+    cnt_t             cnt_q, cnt_d;        // every word held (usage_o)
+    cnt_t             stage_cnt;           // words in the two stages
+    logic             ov_q, ov_d;          // out_q holds a word
+    logic             rv_q, rv_d;          // the RAM's read register holds a word
+    logic [Width-1:0] out_q;
+    logic [Width-1:0] rdata;
+    logic             ram_nonempty, re, we, rd_taken, move;
+
+    function automatic ptr_t ptr_inc(input ptr_t p);
+      return (32'(p) == RamDepth - 1) ? '0 : p + ptr_t'(1);
+    endfunction
+
+    assign stage_cnt    = cnt_t'(ov_q) + cnt_t'(rv_q);
+    assign ram_nonempty = (cnt_q != stage_cnt);
+
+    assign in_ready_o  = (32'(cnt_q) != Depth);
+    assign out_valid_o = ov_q || rv_q;
+    assign out_data_o  = ov_q ? out_q : rdata;
+    assign usage_o     = cnt_q;
+
+    // Read the RAM's oldest word unless both stages are full. The RAM has no reset (nor have
+    // its address checks): while rst_ni is low, which in simulation includes the first clock
+    // edges before the asynchronous reset has acted on the random initial state, its ports are
+    // held idle so that no access uses a pointer that is not yet reset.
+    assign re       = rst_ni && ram_nonempty && !(ov_q && rv_q);
+    assign we       = rst_ni && push;
+    // rd's word leaves through the output (out_q empty), or moves to out_q because the read of
+    // this cycle replaces it.
+    assign rd_taken = pop && !ov_q;
+    assign move     = rv_q && !ov_q && !pop && re;
+
+    always_comb begin
+      wr_ptr_d = push ? ptr_inc(wr_ptr_q) : wr_ptr_q;
+      rd_ptr_d = re ? ptr_inc(rd_ptr_q) : rd_ptr_q;
+      cnt_d    = cnt_q;
+      if (push && !pop) begin
+        cnt_d = cnt_q + cnt_t'(1);
+      end else if (pop && !push) begin
+        cnt_d = cnt_q - cnt_t'(1);
+      end
+      ov_d = ov_q ? !pop : move;
+      rv_d = re || (rv_q && !rd_taken);
+    end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        wr_ptr_q <= '0;
+        rd_ptr_q <= '0;
+        cnt_q    <= '0;
+        ov_q     <= 1'b0;
+        rv_q     <= 1'b0;
+      end else begin
+        wr_ptr_q <= wr_ptr_d;
+        rd_ptr_q <= rd_ptr_d;
+        cnt_q    <= cnt_d;
+        ov_q     <= ov_d;
+        rv_q     <= rv_d;
+      end
+    end
+
+    // Data only: read only while ov_q says it holds a word.
+    always_ff @(posedge clk_i) begin
+      if (move) begin
+        out_q <= rdata;
+      end
+    end
+
+    dysharp_ram_1r1w #(
+      .Width (Width),
+      .Depth (RamDepth)
+    ) u_ram (
+      .clk_i   (clk_i),
+      .we_i    (we),
+      .waddr_i (wr_ptr_q),
+      .wdata_i (in_data_i),
+      .re_i    (re),
+      .raddr_i (rd_ptr_q),
+      .rdata_o (rdata)
+    );
+
+`ifndef SYNTHESIS
+    // The RAM never holds more than RamDepth words. From RamDepth words it could only grow with
+    // a push and no read; a push needs a free word of Depth, i.e. not both stages full, and then
+    // the RAM (not empty) is read.
+    a_ram_cnt: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      32'(cnt_q) - 32'(stage_cnt) <= RamDepth && cnt_q >= stage_cnt);
+`endif
+  end else begin : gen_ff
+    dysharp_fifo #(
+      .Width (Width),
+      .Depth (Depth)
+    ) u_fifo (
+      .clk_i       (clk_i),
+      .rst_ni      (rst_ni),
+      .in_valid_i  (in_valid_i),
+      .in_ready_o  (in_ready_o),
+      .in_data_i   (in_data_i),
+      .out_valid_o (out_valid_o),
+      .out_ready_i (out_ready_i),
+      .out_data_o  (out_data_o),
+      .usage_o     (usage_o)
+    );
+  end
+
+`ifndef SYNTHESIS
+  if (Depth < 1) begin : gen_depth_check
+    $error("dysharp_fifo_ram: Depth must be at least 1");
+  end
+
+  // Never overflows, never underflows; the fill level is in range and sets in_ready_o.
+  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    push |-> 32'(usage_o) < Depth);
+  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    pop |-> usage_o != '0);
+  a_usage_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    32'(usage_o) <= Depth);
+  a_in_ready: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    in_ready_o == (32'(usage_o) != Depth));
+  a_valid_usage: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    out_valid_o |-> usage_o != '0);
+  // The fill level moves by the transfers of the cycle.
+  a_usage_step: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    !$past(rst_ni) ||
+    32'(usage_o) == 32'($past(usage_o)) + 32'($past(push)) - 32'($past(pop)));
+  // Output stream: valid stays high and data stays stable until accepted.
+  a_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o));
+  // Input stream (producer's obligation): an offered word is held until accepted.
+  a_in_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    in_valid_i && !in_ready_o |=> in_valid_i && $stable(in_data_i));
+
+  // End to end: every word leaves in the order it came in, unchanged (a shadow queue; simulation
+  // only).
+  logic [Width-1:0] shadow_q[$];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      shadow_q.delete();
+    end else begin
+      if (pop) begin
+        if (shadow_q.size() == 0) begin
+          $error("dysharp_fifo_ram: a word left that never came in");
+        end else begin
+          if (out_data_o != shadow_q[0]) begin
+            $error("dysharp_fifo_ram: out of order or changed: %h, expected %h", out_data_o,
+                   shadow_q[0]);
+          end
+          void'(shadow_q.pop_front());
+        end
+      end
+      if (push) begin
+        shadow_q.push_back(in_data_i);
+      end
+    end
+  end
+`endif
+
+endmodule
