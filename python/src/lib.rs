@@ -91,9 +91,7 @@ fn flit_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Flit> {
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map_or("?".into(), |n| n.to_string())
+    obj.get_type().name().map_or("?".into(), |n| n.to_string())
 }
 
 /// Bytes in address order from `bytes`/`bytearray`.
@@ -137,7 +135,9 @@ fn frame_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Flit>> {
         v
     };
     if frame.is_empty() {
-        return Err(value_err("frame: empty (a frame has at least its header flit)"));
+        return Err(value_err(
+            "frame: empty (a frame has at least its header flit)",
+        ));
     }
     Ok(frame)
 }
@@ -160,10 +160,7 @@ fn opcode_arg(s: &str) -> PyResult<Opcode> {
         .find(|o| o.name().eq_ignore_ascii_case(s))
         .ok_or_else(|| {
             let names: Vec<&str> = Opcode::ALL.iter().map(|o| o.name()).collect();
-            value_err(format!(
-                "opcode: `{s}` is not one of {}",
-                names.join(", ")
-            ))
+            value_err(format!("opcode: `{s}` is not one of {}", names.join(", ")))
         })
 }
 
@@ -568,10 +565,7 @@ impl PyPacket {
                 return Err(value_err("give `payload` or `values`, not both"));
             }
             (Some(b), None) => bytes_arg(b).ok_or_else(|| {
-                PyTypeError::new_err(format!(
-                    "payload: expected bytes, got {}",
-                    type_name(b)
-                ))
+                PyTypeError::new_err(format!("payload: expected bytes, got {}", type_name(b)))
             })?,
             (None, Some(v)) => lanes_bytes(p.dtype, v),
             (None, None) => Vec::new(),
@@ -852,7 +846,13 @@ impl PyPacket {
 
 /// One 16-byte line access on a hub's memory port: `kind` "read" or "write", `addr`, and for
 /// writes `data` (128-bit int, byte i = bits 8i+7:8i) and `strobe` (16 bits, one per byte).
-#[pyclass(name = "MemAccess", module = "dysharp_golden", eq, frozen, from_py_object)]
+#[pyclass(
+    name = "MemAccess",
+    module = "dysharp_golden",
+    eq,
+    frozen,
+    from_py_object
+)]
 #[derive(Clone, PartialEq)]
 struct PyMemAccess {
     inner: MemAccess,
@@ -1184,11 +1184,7 @@ impl PyFabric {
     fn egress(&mut self, port: usize, take: bool) -> PyResult<Vec<PyPacket>> {
         check_port(port, self.n(), "port")?;
         let eg = &mut self.fab.egress.as_mut().expect("logs on")[port];
-        let v: Vec<Packet> = if take {
-            std::mem::take(eg)
-        } else {
-            eg.clone()
-        };
+        let v: Vec<Packet> = if take { std::mem::take(eg) } else { eg.clone() };
         Ok(v.into_iter().map(|p| PyPacket { inner: p }).collect())
     }
 
@@ -1408,7 +1404,10 @@ fn with_hcc(flit0: &Bound<'_, PyAny>) -> PyResult<u128> {
 /// The spec §6 error codes: [(name, code), ...].
 #[pyfunction]
 fn error_codes() -> Vec<(&'static str, u8)> {
-    ErrorCode::ALL.iter().map(|c| (c.name(), *c as u8)).collect()
+    ErrorCode::ALL
+        .iter()
+        .map(|c| (c.name(), *c as u8))
+        .collect()
 }
 
 /// The opcodes: [(name, code), ...].
@@ -1467,10 +1466,7 @@ fn diff_results<'py>(
     d.set_item("total", r.total)?;
     d.set_item("text", r.to_string())?;
     let json = serde_json::to_string(&r).expect("a report serializes");
-    d.set_item(
-        "report",
-        py.import("json")?.call_method1("loads", (json,))?,
-    )?;
+    d.set_item("report", py.import("json")?.call_method1("loads", (json,))?)?;
     Ok(d)
 }
 
