@@ -18,9 +18,12 @@
 //   rd  the RAM's own read register (rdata_o, held while re_i is low); rv_q: it holds a word
 //       that has not left yet. A read issued in cycle c fills it in cycle c+1.
 //   out an output register (out_q, ov_q), always older than rd's word.
-// The output shows out_q if it is valid, else rd. A read is issued whenever the RAM holds a word
-// and the two stages are not both full (registered state only; out_ready_i does not reach the
-// RAM). A read that would overwrite an unaccepted rd word moves that word into out_q first.
+// The output shows out_q if it is valid, else rd. out_q only ever takes rd's word when a read
+// replaces it, and rd is refilled in the same cycle, so out_q holds a word only while rd holds the
+// next one (ov_q implies rv_q): the stages are empty, rd, or rd and out. A read is issued
+// whenever the RAM holds a word and out_q is empty, i.e. the two stages are not both full
+// (registered state only; out_ready_i does not reach the RAM). A read that would overwrite an
+// unaccepted rd word moves that word into out_q first.
 // Capacity: with both stages full no word can be pushed until one leaves, so the RAM never holds
 // more than Depth - 2 words (proved in the a_ram_cnt assertion's comment); every word of Depth
 // therefore has a place, and the flip-flops outside the RAM are one word plus control.
@@ -86,11 +89,11 @@ module dysharp_fifo_ram #(
     assign out_data_o  = ov_q ? out_q : rdata;
     assign usage_o     = cnt_q;
 
-    // Read the RAM's oldest word unless both stages are full. The RAM has no reset (nor have
+    // Read the RAM's oldest word unless both stages are full (ov_q, see a_stage_order). The RAM has no reset (nor have
     // its address checks): while rst_ni is low, which in simulation includes the first clock
     // edges before the asynchronous reset has acted on the random initial state, its ports are
     // held idle so that no access uses a pointer that is not yet reset.
-    assign re       = rst_ni && ram_nonempty && !(ov_q && rv_q);
+    assign re       = rst_ni && ram_nonempty && !ov_q;
     assign we       = rst_ni && push;
     // rd's word leaves through the output (out_q empty), or moves to out_q because the read of
     // this cycle replaces it.
@@ -152,6 +155,9 @@ module dysharp_fifo_ram #(
     // the RAM (not empty) is read.
     a_ram_cnt: assert property (@(posedge clk_i) disable iff (!rst_ni)
       32'(cnt_q) - 32'(stage_cnt) <= RamDepth && cnt_q >= stage_cnt);
+    // The output register holds a word only while the read register holds the next one.
+    a_stage_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      ov_q |-> rv_q);
 `endif
   end else begin : gen_ff
     dysharp_fifo #(
