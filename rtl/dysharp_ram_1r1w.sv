@@ -1,0 +1,54 @@
+// dysharp_ram_1r1w: a memory with the shape of an SRAM macro (docs/architecture.md, "Storage map").
+//
+// One write port and one read port on the same clock, registered (synchronous) read: the word at
+// raddr_i is on rdata_o in the cycle after re_i; rdata_o holds its value while re_i is low. A read
+// of the address being written in the same cycle returns the old word (read-first), as a macro
+// with separate ports does. No reset: storage is data only; callers hold we_i and re_i low in
+// reset (the address assertions below check every enabled access). Behavioural, so that Yosys infers a
+// memory with two ports and a synchronous read, which `dysharp area` keeps as an SRAM macro
+// (`--memories macros`), and Verilator simulates as a plain array.
+//
+// Every buffer of 1 KB or more in the design goes through this primitive (or a FIFO built on it).
+
+module dysharp_ram_1r1w #(
+  parameter int unsigned Width = 32,
+  parameter int unsigned Depth = 64,
+  localparam int unsigned AddrW = (Depth > 1) ? $clog2(Depth) : 1
+) (
+  input  logic             clk_i,
+  // Write port.
+  input  logic             we_i,
+  input  logic [AddrW-1:0] waddr_i,
+  input  logic [Width-1:0] wdata_i,
+  // Read port (registered).
+  input  logic             re_i,
+  input  logic [AddrW-1:0] raddr_i,
+  output logic [Width-1:0] rdata_o
+);
+
+  logic [Width-1:0] mem_q [Depth];
+  logic [Width-1:0] rdata_q;
+
+  always_ff @(posedge clk_i) begin
+    if (we_i) begin
+      mem_q[waddr_i] <= wdata_i;
+    end
+    if (re_i) begin
+      rdata_q <= mem_q[raddr_i];
+    end
+  end
+
+  assign rdata_o = rdata_q;
+
+`ifndef SYNTHESIS
+  if (Depth < 2) begin : gen_depth_check
+    $error("dysharp_ram_1r1w: Depth must be at least 2");
+  end
+  // Addresses in range (Depth need not be a power of two).
+  a_waddr_range: assert property (@(posedge clk_i) we_i |-> 32'(waddr_i) < Depth)
+    else $error("dysharp_ram_1r1w: write address %0d out of range", waddr_i);
+  a_raddr_range: assert property (@(posedge clk_i) re_i |-> 32'(raddr_i) < Depth)
+    else $error("dysharp_ram_1r1w: read address %0d out of range", raddr_i);
+`endif
+
+endmodule
