@@ -7,6 +7,7 @@ use crate::fxhash::FxHashMap;
 use crate::hub::{error_response, reduce_with, response};
 use crate::numerics::Accumulator;
 use crate::packet::{decode, ErrorCode, Flit, Limits, Opcode, Origin, Packet};
+use std::collections::VecDeque;
 use std::ops::Range;
 
 /// A pending load-reduce: the request and the partials received so far.
@@ -39,6 +40,11 @@ pub struct Switch {
     limits: Limits,
     experts_per_port: usize,
     pending: FxHashMap<(u8, u16), Pending>,
+    /// Per port, the requests that wait behind an ld_reduce whose (`src_port`,
+    /// `tag`) entry is still pending (spec §5.3: the second stalls until the
+    /// first completes), in arrival order: the port's request path is in order,
+    /// so everything after a stalled ld_reduce waits with it.
+    deferred: Vec<VecDeque<Packet>>,
     /// Error counters per port (codes 1–10 counted here, at the ingress port).
     pub errors: ErrorCounters,
     /// Reused by load-reduces.
@@ -52,6 +58,7 @@ impl Switch {
             limits: cfg.limits(),
             experts_per_port: cfg.experts_per_port,
             pending: FxHashMap::default(),
+            deferred: vec![VecDeque::new(); cfg.num_ports],
             errors: vec![[0; ErrorCode::COUNT]; cfg.num_ports],
             acc: Accumulator::default(),
         }
@@ -62,9 +69,17 @@ impl Switch {
         self.errors[port][code as usize - 1] += 1;
     }
 
-    /// Number of load-reduce entries waiting for partials.
+    /// Number of load-reduce entries waiting for partials, plus the requests
+    /// stalled behind a pending (`src_port`, `tag`) (see [`Switch::stalled`]):
+    /// 0 when the switch holds nothing.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.stalled()
+    }
+
+    /// Number of requests waiting behind an ld_reduce whose (`src_port`, `tag`)
+    /// is still pending (spec §5.3); they leave when that entry completes.
+    pub fn stalled(&self) -> usize {
+        self.deferred.iter().map(VecDeque::len).sum()
     }
 
     /// Accepts a raw frame at `port`: checks it (spec §6) and routes it.
@@ -95,8 +110,42 @@ impl Switch {
     }
 
     /// Routes a packet that passed the ingress checks (or was built legal by a driver).
+    ///
+    /// A request from a port whose request path is stalled (an ld_reduce whose
+    /// (`src_port`, `tag`) is pending, spec §5.3) waits, with everything after
+    /// it, until that entry completes; its packets are then among what the
+    /// completing partial returns.
     pub fn ingress(&mut self, port: usize, _origin: Origin, mut p: Packet) -> Vec<(usize, Packet)> {
         p.src_port = port as u8;
+        if p.opcode.is_request()
+            && port < self.deferred.len()
+            && (!self.deferred[port].is_empty() || self.blocked(&p))
+        {
+            self.deferred[port].push_back(p);
+            return Vec::new();
+        }
+        self.route(p)
+    }
+
+    /// Whether `p` is an ld_reduce whose (`src_port`, `tag`) is pending.
+    fn blocked(&self, p: &Packet) -> bool {
+        p.opcode.is_ld_reduce() && self.pending.contains_key(&(p.src_port, p.tag))
+    }
+
+    /// Routes the requests of `port` that waited behind a completed entry, in
+    /// order, until one is blocked again.
+    fn release(&mut self, port: usize, out: &mut Vec<(usize, Packet)>) {
+        while let Some(p) = self.deferred.get(port).and_then(|w| w.front()) {
+            if self.blocked(p) {
+                break;
+            }
+            let p = self.deferred[port].pop_front().expect("front exists");
+            out.extend(self.route(p));
+        }
+    }
+
+    /// Routes a packet whose `src_port` is set and that may proceed.
+    fn route(&mut self, p: Packet) -> Vec<(usize, Packet)> {
         match p.opcode {
             Opcode::DynSt => self.replicate_dynamic(p),
             Opcode::DynLdReduce => {
@@ -115,7 +164,7 @@ impl Switch {
                 out
             }
             Opcode::RspRead | Opcode::RspError | Opcode::RspReduce => vec![(p.route as usize, p)],
-            Opcode::RspPartial => self.partial(port, p),
+            Opcode::RspPartial => self.partial(p.src_port as usize, p),
         }
     }
 
@@ -148,9 +197,14 @@ impl Switch {
     /// ingress checks without building its replicas: stamps `src_port` and
     /// describes the replicas in `r`. The replica to a port is `p` with its
     /// `targets` replaced by that port's. A load-reduce opens its pending
-    /// entry as [`Switch::ingress`] does.
+    /// entry as [`Switch::ingress`] does. For a driver that runs every request
+    /// to completion (the [`crate::fabric::Fabric`]): nothing is ever stalled.
     pub(crate) fn ingress_dynamic(&mut self, port: usize, p: &mut Packet, r: &mut Replicas) {
         p.src_port = port as u8;
+        debug_assert!(
+            self.stalled() == 0 && !self.blocked(p),
+            "ingress_dynamic while stalled"
+        );
         self.replicas_into(&p.targets, r);
         if p.opcode == Opcode::DynLdReduce {
             let ports = r.groups.iter().map(|(q, _)| *q).collect();
@@ -217,6 +271,13 @@ impl Switch {
             return Vec::new();
         }
         let entry = self.pending.remove(&key).expect("entry present");
+        let mut out = self.result(entry);
+        self.release(key.0 as usize, &mut out);
+        out
+    }
+
+    /// The result of a completed entry, to its requester.
+    fn result(&mut self, entry: Pending) -> Vec<(usize, Packet)> {
         let req = &entry.request;
         let requester = req.src_port as usize;
         // Ascending port order: `partials` is kept sorted.

@@ -123,6 +123,79 @@ fn partial_arrival_order_does_not_change_the_result() {
     }
 }
 
+/// Spec §5.3: a second ld_reduce with a pending (requester, tag) stalls, with
+/// every later request of that port, until the first completes; other ports
+/// are not held.
+#[test]
+fn same_tag_ld_reduce_stalls_until_the_first_completes() {
+    let mut sw = Switch::new(&cfg());
+    let first = ld_reduce(&[4, 8], 1, 1, DType::F32, ReduceOp::Add);
+    let out = sw.ingress(0, Origin::Sm, first.clone());
+    assert_eq!(out.iter().map(|(q, _)| *q).collect::<Vec<_>>(), vec![1, 2]);
+    // The same tag again, then a WRITE from the same port: both wait.
+    let mut second = first.clone();
+    second.targets = vec![12];
+    assert!(sw.ingress(0, Origin::Sm, second).is_empty());
+    let mut write = Packet::new(Opcode::Write);
+    write.route = 5;
+    write.len = 1;
+    write.be = Some(u128::MAX);
+    write.payload = vec![7; 16];
+    assert!(sw.ingress(0, Origin::Sm, write.clone()).is_empty());
+    assert_eq!(sw.stalled(), 2);
+    assert_eq!(sw.pending(), 3);
+    // Another port is not held.
+    assert_eq!(sw.ingress(3, Origin::Sm, write).len(), 1);
+    // Port 1 answers: still waiting for port 2.
+    let part = |q: usize| {
+        let (_, replica) = out.iter().find(|(p, _)| *p == q).unwrap();
+        let mut r = dysharp_sim::hub::response(replica, Opcode::RspPartial);
+        r.payload = vec![0; 16];
+        r
+    };
+    assert!(sw.ingress(1, Origin::Hub, part(1)).is_empty());
+    // Port 2 answers: the result, then the second ld_reduce's replica, then the WRITE.
+    let done = sw.ingress(2, Origin::Hub, part(2));
+    let kinds: Vec<(usize, Opcode)> = done.iter().map(|(q, p)| (*q, p.opcode)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (0, Opcode::RspReduce),
+            (3, Opcode::DynLdReduce),
+            (5, Opcode::Write)
+        ]
+    );
+    assert_eq!(sw.stalled(), 0);
+    assert_eq!(
+        sw.pending(),
+        1,
+        "the second ld_reduce is now the pending one"
+    );
+}
+
+/// Spec §5.6: an error-free partial whose length differs from the request's
+/// fails with ERR_LENGTH; the result is an RSP_ERROR naming that port.
+#[test]
+fn wrong_length_partial_is_a_length_error() {
+    let mut sw = Switch::new(&cfg());
+    let out = sw.ingress(
+        0,
+        Origin::Sm,
+        ld_reduce(&[4, 8], 1, 2, DType::F32, ReduceOp::Add),
+    );
+    let mut done = Vec::new();
+    for (q, replica) in &out {
+        let mut r = dysharp_sim::hub::response(replica, Opcode::RspPartial);
+        r.payload = vec![0; if *q == 2 { 16 } else { 32 }];
+        r.len = (r.payload.len() / 16) as u8;
+        done.extend(sw.ingress(*q, Origin::Hub, r));
+    }
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].1.opcode, Opcode::RspError);
+    assert_eq!(done[0].1.ecode, ErrorCode::Length as u8);
+    assert_eq!(done[0].1.src_port, 2);
+}
+
 #[test]
 fn dispatch_then_combine_through_the_fabric() {
     let mut f = Fabric::new(&cfg()).unwrap();
