@@ -1,207 +1,295 @@
-// dysharp_reduce_unit: the switch's load-reduce table (docs/spec.md §5.3, §5.5, §6, §9).
+// dysharp_reduce_unit: the switch's load-reduce table (docs/spec.md §5.3, §5.5, §5.6, §6, §9;
+// docs/architecture.md "Reduction unit" and "Storage map"; golden model: `Switch::partial`).
 //
-// One entry per outstanding MC_LD_REDUCE / DYN_LD_REDUCE, keyed by (requester, tag). The ingress
-// allocates an entry before the request's replicas leave, naming the ports that will each return
-// exactly one RSP_PARTIAL. Every port p has its own partial input stream and its own storage column
-// (RedEntries x MaxLen flits plus one error code per entry), so all ports accept one flit per
-// cycle at the same time. When every expected port of an entry has answered, the entry is queued
-// (in completion order) for the result engine of its requester: one engine per requester port,
-// each emitting one flit per cycle on its own result stream. A payload flit of RSP_REDUCE is
-// computed combinationally from the stored partials of the expected ports in ASCENDING PORT ORDER
-// (fp_acc_init / fp_acc_step / fp_acc_finish of dysharp_fp_pkg), so the result does not depend on
-// the order the partials arrived in (§9). If any partial carried an error, one RSP_ERROR with the
-// code of the lowest-numbered failing port is sent instead (golden model: `Switch::partial`).
+// One entry per outstanding MC_LD_REDUCE / DYN_LD_REDUCE, keyed by (requester, tag). The table is
+// split into one share per requester port (RedEntries / NumPorts entries each): requester q's
+// ld_reduces allocate only in share q, through q's own allocation port, so one requester that
+// fills its share stalls only itself (spec §5.3), and every port can allocate in the same cycle.
 //
-// A partial that matches no pending entry (route, tag), or whose port is not expected or has
-// already answered, is consumed and dropped; orphan_o[p] pulses once per such packet (one cycle
-// after its flit0 was accepted). A full table, or a pending entry with the same (requester, tag),
-// holds alloc_ready_o low: nothing is dropped.
+// Storage (every array of 1 KB or more is a dysharp_ram_1r1w, the shape of an SRAM macro):
+//   bank[q][p]  the partials that port p returned to requester q: Share x MaxLen flits. Written
+//               only by port p's receiver, read only by requester q's result engine, so each bank
+//               has one write and one (registered) read port.
+//   info[q]     the request fields of share q's entries that only the result needs (maddr, stage,
+//               dtype, rop, acc): written at allocation, read when the result starts.
+// In flip-flops, per entry: the match keys (valid, tag, expected / answered / failed ports) and len
+// (the partial-length check). No logic compares entries with each other: allocation takes the
+// lowest free entry of a share, a partial searches only the share its `route` names, and the
+// result engine picks among the share's completed entries round robin (the order in which one
+// requester's results leave is not architectural: spec §5.3).
+//
+// Receive (port p, one flit per cycle, never stalls): a partial's flit0 is matched by (route, tag)
+// against share `route`; the port must be expected and not have answered yet, otherwise the
+// partial is an orphan: consumed, dropped, orphan_o[p] pulses once (one cycle after its flit0).
+// A matched partial with ecode != 0, or with ecode == 0 and a `len` other than the request's
+// (ERR_LENGTH, spec §5.6), is a failed partial: the code is stored in slot 0 of its bank and its
+// payload (if any) is discarded. Otherwise the payload flits are stored in slots 0..len-1.
+//
+// Result engine (requester q, one flit per cycle): when every expected port has answered, the
+// entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
+// banks' and the info RAM's registered outputs are combined in the next (stage C) and pushed to a
+// small output FIFO. flit0 is RSP_ERROR with the code of the lowest-numbered failed port if any
+// port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
+// expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
+// dysharp_fp_pkg), so the result does not depend on the order the partials arrived in (§9). The
+// entry is freed when its last flit is issued.
 
 module dysharp_reduce_unit
   import dysharp_pkg::*;
   import dysharp_fp_pkg::*;
 #(
   parameter int unsigned NumPorts   = 8,
-  parameter int unsigned RedEntries = 256  // 64 KB of partials per port (the paper)
+  parameter int unsigned RedEntries = 256  // 32 per requester at 8 ports: 64 KB of partials per port
 ) (
-  input  logic                         clk_i,
+  input  logic                                clk_i,
   // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
   // synchronously; that use is verification-only.
   /* verilator lint_off SYNCASYNCNET */
-  input  logic                         rst_ni,
+  input  logic                                rst_ni,
   /* verilator lint_on SYNCASYNCNET */
-  // Allocation (from the ingress, before the replicas leave).
-  input  logic                         alloc_valid_i,
-  output logic                         alloc_ready_o,
-  input  flit_t                        alloc_hdr_i,
-  input  logic [NumPorts-1:0]          alloc_ports_i,
+  // Allocation, one port per requester (from that port's request forwarder, before the replicas
+  // leave). alloc_hdr_i[q].src_port must be q.
+  input  logic [NumPorts-1:0]                 alloc_valid_i,
+  output logic [NumPorts-1:0]                 alloc_ready_o,
+  input  flit_t [NumPorts-1:0]                alloc_hdr_i,
+  input  logic [NumPorts-1:0][NumPorts-1:0]   alloc_ports_i,
   // RSP_PARTIAL packets from port p's hub (already checked by the parser).
-  input  logic [NumPorts-1:0]          part_valid_i,
-  output logic [NumPorts-1:0]          part_ready_o,
-  input  logic [NumPorts*FlitBits-1:0] part_data_i,
-  input  logic [NumPorts-1:0]          part_last_i,
+  input  logic [NumPorts-1:0]                 part_valid_i,
+  output logic [NumPorts-1:0]                 part_ready_o,
+  input  flit_t [NumPorts-1:0]                part_data_i,
+  input  logic [NumPorts-1:0]                 part_last_i,
   // Results (RSP_REDUCE / RSP_ERROR) for requester q on stream q.
-  output logic [NumPorts-1:0]          res_valid_o,
-  input  logic [NumPorts-1:0]          res_ready_i,
-  output logic [NumPorts*FlitBits-1:0] res_data_o,
-  output logic [NumPorts-1:0]          res_last_o,
+  output logic [NumPorts-1:0]                 res_valid_o,
+  input  logic [NumPorts-1:0]                 res_ready_i,
+  output flit_t [NumPorts-1:0]                res_data_o,
+  output logic [NumPorts-1:0]                 res_last_o,
   // One-cycle pulse per dropped (orphan) partial on port p.
-  output logic [NumPorts-1:0]          orphan_o
+  output logic [NumPorts-1:0]                 orphan_o
 );
 
-  localparam int unsigned IdxW  = (RedEntries > 1) ? $clog2(RedEntries) : 1;
-  localparam int unsigned SlotW = $clog2(MaxLen);          // payload flit index within a partial
-  localparam int unsigned CntW  = $clog2(MaxLen + 1);      // 0..MaxLen
-  localparam int unsigned Depth = RedEntries * MaxLen;     // flits per port column
-  localparam int unsigned AddrW = $clog2(Depth);
+  localparam int unsigned Share  = RedEntries / NumPorts;          // entries per requester
+  localparam int unsigned IdxW   = (Share > 1) ? $clog2(Share) : 1;
+  localparam int unsigned PortW  = (NumPorts > 1) ? $clog2(NumPorts) : 1;
+  localparam int unsigned SlotW  = $clog2(MaxLen);                 // payload flit index
+  localparam int unsigned CntW   = $clog2(MaxLen + 1);             // 0..MaxLen
+  localparam int unsigned Depth  = Share * MaxLen;                 // flits per bank
+  localparam int unsigned AddrW  = (Depth > 1) ? $clog2(Depth) : 1;
+  localparam int unsigned InfoD  = (Share > 1) ? Share : 2;        // the RAM needs two words
+  localparam int unsigned InfoAW = (InfoD > 1) ? $clog2(InfoD) : 1;
+  localparam int unsigned OutD   = 4;                              // output FIFO (flits)
 
-  typedef logic [IdxW-1:0]  idx_t;
-  typedef logic [AddrW-1:0] addr_t;
+  typedef logic [IdxW-1:0]     idx_t;
+  typedef logic [AddrW-1:0]    addr_t;
+  typedef logic [NumPorts-1:0] pmask_t;
 
-  // The request fields an entry keeps (from the ld_reduce's flit0).
+  // The request fields kept in the info RAM.
   typedef struct packed {
-    logic [SrcPortWidth-1:0] requester;
-    logic [TagWidth-1:0]     tag;
-    logic [MaddrWidth-1:0]   maddr;
-    logic [LenWidth-1:0]     len;
-    logic [DtypeWidth-1:0]   dtype;
-    logic [RopWidth-1:0]     rop;
-    logic                    acc;
-    logic                    stage;
-  } ent_t;
+    logic [MaddrWidth-1:0] maddr;
+    logic [DtypeWidth-1:0] dtype;
+    logic [RopWidth-1:0]   rop;
+    logic                  acc;
+    logic                  stage;
+  } info_t;
 
-  // Storage address of payload flit `slot` of entry `e` in a port column.
+  // Storage address of payload flit `slot` of entry `e` in a bank.
   function automatic addr_t addr_f(input idx_t e, input logic [SlotW-1:0] slot);
     return addr_t'(e) * addr_t'(MaxLen) + addr_t'(slot);
   endfunction
 
-  //////////////////////
-  // Entry table      //
-  //////////////////////
+  // Lowest set bit of a port mask (0 if none).
+  function automatic logic [PortW-1:0] lowest_f(input pmask_t m);
+    logic [PortW-1:0] r;
+    r = '0;
+    for (int unsigned p = NumPorts; p > 0; p--) begin
+      if (m[p-1]) begin
+        r = PortW'(p - 1);
+      end
+    end
+    return r;
+  endfunction
 
-  logic [RedEntries-1:0] valid_q, valid_d;        // entry allocated
-  logic [RedEntries-1:0] rdy_q, rdy_d;            // all expected partials in, result queued
-  ent_t                  ent_q [RedEntries];
-  ent_t                  ent_d [RedEntries];
-  logic [NumPorts-1:0]   exp_q [RedEntries];      // ports expected to answer
-  logic [NumPorts-1:0]   exp_d [RedEntries];
-  logic [NumPorts-1:0]   got_q [RedEntries];      // ports that have answered
-  logic [NumPorts-1:0]   got_d [RedEntries];
-  // older_q[e][j]: entry j completed before entry e (meaningful while both are rdy).
-  logic [RedEntries-1:0] older_q [RedEntries];
-  logic [RedEntries-1:0] older_d [RedEntries];
+  //////////////////////////////////
+  // Entry keys (flip-flops)      //
+  //////////////////////////////////
 
-  // Per-port storage columns: payload flits and the error code of each entry's partial.
-  flit_t                 mem_q   [NumPorts][Depth];
-  logic [EcodeWidth-1:0] ecode_q [NumPorts][RedEntries];
+  logic [Share-1:0]      valid_q [NumPorts];
+  logic [TagWidth-1:0]   tag_q   [NumPorts][Share];
+  logic [LenWidth-1:0]   len_q   [NumPorts][Share];
+  pmask_t                exp_q   [NumPorts][Share];   // ports expected to answer
+  pmask_t                got_q   [NumPorts][Share];   // ports that have answered
+  pmask_t                err_q   [NumPorts][Share];   // ports whose partial failed
+
+  // Per-cycle events that change the keys (applied in the state update below).
+  logic [NumPorts-1:0]   alloc_fire;
+  idx_t                  alloc_idx  [NumPorts];
+  logic [NumPorts-1:0]   free_v;                       // engine q frees an entry this cycle
+  idx_t                  free_idx   [NumPorts];
+  logic [NumPorts-1:0]   rx_got_v;                     // port p's partial is complete
+  logic [NumPorts-1:0]   rx_err_v;                     // port p's partial failed (at its flit0)
+  logic [PortW-1:0]      rx_set_share [NumPorts];        // ... for this share
+  idx_t                  rx_set_idx   [NumPorts];        // ... and entry
 
   ///////////////////
   // Allocation    //
   ///////////////////
 
-  hdr_t                  alloc_hdr;
-  logic [RedEntries-1:0] alloc_dup;                // pending entry with the same key
-  logic                  alloc_has_free;
-  idx_t                  alloc_idx;
-  logic                  alloc_fire;
+  info_t                 alloc_info [NumPorts];
+  hdr_t                  alloc_hdr  [NumPorts];
 
-  assign alloc_hdr = hdr_t'(alloc_hdr_i);
+  for (genvar q = 0; q < NumPorts; q++) begin : g_alloc
+    hdr_t       hdr;
+    logic       has_free;
+    logic       dup;
+    assign hdr          = hdr_t'(alloc_hdr_i[q]);
+    assign alloc_hdr[q] = hdr;
 
-  always_comb begin
-    alloc_has_free = 1'b0;
-    alloc_idx      = '0;
-    for (int unsigned e = RedEntries; e > 0; e--) begin   // lowest free entry wins
-      if (!valid_q[e-1]) begin
-        alloc_has_free = 1'b1;
-        alloc_idx      = idx_t'(e - 1);
+    always_comb begin
+      has_free     = 1'b0;
+      alloc_idx[q] = '0;
+      dup          = 1'b0;
+      for (int unsigned e = Share; e > 0; e--) begin   // lowest free entry wins
+        if (!valid_q[q][e-1]) begin
+          has_free     = 1'b1;
+          alloc_idx[q] = idx_t'(e - 1);
+        end
+      end
+      for (int unsigned e = 0; e < Share; e++) begin
+        if (valid_q[q][e] && (tag_q[q][e] == hdr.tag)) begin
+          dup = 1'b1;
+        end
       end
     end
-    for (int unsigned e = 0; e < RedEntries; e++) begin
-      alloc_dup[e] = valid_q[e] && (ent_q[e].requester == alloc_hdr.src_port) &&
-                     (ent_q[e].tag == alloc_hdr.tag);
-    end
-  end
 
-  assign alloc_ready_o = alloc_has_free && !(|alloc_dup);
-  assign alloc_fire    = alloc_valid_i && alloc_ready_o;
+    // A second ld_reduce with a pending (requester, tag) waits for the first (spec §5.3).
+    assign alloc_ready_o[q] = has_free && !dup;
+    assign alloc_fire[q]    = alloc_valid_i[q] && alloc_ready_o[q];
+
+    always_comb begin
+      alloc_info[q].maddr = hdr.maddr;
+      alloc_info[q].dtype = hdr.dtype;
+      alloc_info[q].rop   = hdr.rop;
+      alloc_info[q].acc   = hdr.acc;
+      alloc_info[q].stage = hdr.stage;
+    end
+
+    // Header fields of the allocation request the table does not keep.
+    logic unused_hdr;
+    assign unused_hdr = ^{hdr.hcc, hdr.rsvd, hdr.ecode, hdr.route, hdr.tcount, hdr.opcode,
+                          hdr.src_port};
+  end
 
   ///////////////////////////////
   // Partial receive (per port) //
   ///////////////////////////////
 
-  logic [NumPorts-1:0]   rx_busy_q;                // inside a packet (flit0 already taken)
-  logic [NumPorts-1:0]   rx_hit_q;                 // the current packet matched an entry
-  idx_t                  rx_idx_q  [NumPorts];     // its entry
-  logic [CntW-1:0]       rx_slot_q [NumPorts];     // next payload slot (MaxLen = full)
+  // Bank write request of port p (it writes at most one bank per cycle).
+  logic [NumPorts-1:0]   bw_v;
+  logic [PortW-1:0]      bw_q    [NumPorts];
+  addr_t                 bw_addr [NumPorts];
+  flit_t                 bw_data [NumPorts];
+
+  logic [NumPorts-1:0]   rx_busy_q;                   // inside a packet (flit0 already taken)
+  logic [NumPorts-1:0]   rx_hit_q;                    // the current packet matched an entry
+  logic [NumPorts-1:0]   rx_store_q;                  // ... and its payload is stored
+  logic [PortW-1:0]      rx_q_q    [NumPorts];        // its share (requester)
+  idx_t                  rx_i_q    [NumPorts];        // its entry
+  logic [CntW-1:0]       rx_slot_q [NumPorts];        // next payload slot
   logic [NumPorts-1:0]   orphan_q;
 
   logic [NumPorts-1:0]   rx_fire;
-  logic [NumPorts-1:0]   rx_first;                 // this flit is a flit0
-  logic [NumPorts-1:0]   rx_match_any;             // flit0 matches an entry (valid at rx_first)
-  idx_t                  rx_match_idx [NumPorts];
-  logic [NumPorts-1:0]   ec_we;                    // write the error code (matched flit0)
-  logic [NumPorts-1:0]   mem_we;                   // write a payload flit
-  addr_t                 mem_waddr [NumPorts];
-  logic [RedEntries-1:0] got_set [NumPorts];       // port p's partial for entry e complete
+  logic [NumPorts-1:0]   rx_first;
+  logic [NumPorts-1:0]   rx_match;                     // flit0 matches an entry
+  idx_t                  rx_match_i [NumPorts];
+  logic [NumPorts-1:0]   rx_fail;                      // ... and the partial failed
 
-  assign part_ready_o = '1;    // every port owns its storage column: never a reason to stall
+  assign part_ready_o = '1;    // every port owns its banks: never a reason to stall
 
   for (genvar p = 0; p < NumPorts; p++) begin : g_rx
-    logic [RouteWidth-1:0] rx_route;
-    logic [TagWidth-1:0]   rx_tag;
-    assign rx_route    = part_data_i[FlitBits*p + RouteLsb +: RouteWidth];
-    assign rx_tag      = part_data_i[FlitBits*p + TagLsb +: TagWidth];
+    hdr_t             ph;
+    logic [PortW-1:0] rq;                              // the share `route` names
+    logic             route_ok;
+    flit_t            err_word;
+
+    assign ph          = hdr_t'(part_data_i[p]);
+    // Only route, tag, len and ecode of a partial's flit0 matter here; the rest is checked by
+    // the parser or carried in the stored word.
+    logic unused_ph;
+    assign unused_ph = ^ph;
+    assign route_ok    = 32'(ph.route) < NumPorts;
+    assign rq          = PortW'(ph.route);
     assign rx_fire[p]  = part_valid_i[p] && part_ready_o[p];
     assign rx_first[p] = !rx_busy_q[p];
 
-    // Match (route, tag) against the pending entries; the port must be expected and not have
-    // answered yet (golden model: otherwise the partial is an orphan).
+    // Match (route, tag) in share `route`: the port must be expected and not have answered yet
+    // (golden model: otherwise the partial is an orphan).
     always_comb begin
-      rx_match_any[p] = 1'b0;
-      rx_match_idx[p] = '0;
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        if (valid_q[e] && (rx_route == RouteWidth'(ent_q[e].requester)) &&
-            (rx_tag == ent_q[e].tag) && exp_q[e][p] && !got_q[e][p]) begin
-          rx_match_any[p] = 1'b1;
-          rx_match_idx[p] = idx_t'(e);
+      rx_match[p]   = 1'b0;
+      rx_match_i[p] = '0;
+      if (route_ok) begin
+        for (int unsigned e = 0; e < Share; e++) begin
+          if (valid_q[rq][e] && (tag_q[rq][e] == ph.tag) && exp_q[rq][e][p] &&
+              !got_q[rq][e][p]) begin
+            rx_match[p]   = 1'b1;
+            rx_match_i[p] = idx_t'(e);
+          end
         end
+      end
+      rx_fail[p] = (ph.ecode != '0) || (ph.len != len_q[rq][rx_match_i[p]]);
+    end
+
+    // The word stored in slot 0 of a failed partial: its flit0 with the failure code.
+    always_comb begin
+      err_word = part_data_i[p];
+      if (ph.ecode == '0) begin
+        err_word[EcodeLsb +: EcodeWidth] = EcodeWidth'(ErrLength);
       end
     end
 
     always_comb begin
-      ec_we[p]     = rx_fire[p] && rx_first[p] && rx_match_any[p];
-      mem_we[p]    = rx_fire[p] && !rx_first[p] && rx_hit_q[p] && (rx_slot_q[p] < CntW'(MaxLen));
-      mem_waddr[p] = addr_f(rx_idx_q[p], rx_slot_q[p][SlotW-1:0]);
-      got_set[p]   = '0;
-      if (rx_fire[p] && part_last_i[p]) begin
-        if (rx_first[p] && rx_match_any[p]) begin
-          got_set[p][rx_match_idx[p]] = 1'b1;    // error partial (flit0 only)
-        end else if (!rx_first[p] && rx_hit_q[p]) begin
-          got_set[p][rx_idx_q[p]] = 1'b1;        // last payload flit stored
-        end
+      bw_v[p]    = 1'b0;
+      bw_q[p]    = rx_q_q[p];
+      bw_addr[p] = addr_f(rx_i_q[p], rx_slot_q[p][SlotW-1:0]);
+      bw_data[p] = part_data_i[p];
+      if (rx_fire[p] && rx_first[p]) begin
+        bw_v[p]    = rx_match[p] && rx_fail[p];
+        bw_q[p]    = rq;
+        bw_addr[p] = addr_f(rx_match_i[p], '0);
+        bw_data[p] = err_word;
+      end else if (rx_fire[p] && rx_store_q[p] && (rx_slot_q[p] < CntW'(MaxLen))) begin
+        bw_v[p] = 1'b1;
       end
+    end
+
+    // Key updates: `failed` at a matched failed flit0, `answered` at the partial's last flit.
+    always_comb begin
+      rx_err_v[p] = rx_fire[p] && rx_first[p] && rx_match[p] && rx_fail[p];
+      rx_got_v[p] = rx_fire[p] && part_last_i[p] &&
+                    (rx_first[p] ? rx_match[p] : rx_hit_q[p]);
+      rx_set_share[p] = rx_first[p] ? rq : rx_q_q[p];
+      rx_set_idx[p]   = rx_first[p] ? rx_match_i[p] : rx_i_q[p];
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        rx_busy_q[p] <= 1'b0;
-        rx_hit_q[p]  <= 1'b0;
-        rx_idx_q[p]  <= '0;
-        rx_slot_q[p] <= '0;
-        orphan_q[p]  <= 1'b0;
+        rx_busy_q[p]  <= 1'b0;
+        rx_hit_q[p]   <= 1'b0;
+        rx_store_q[p] <= 1'b0;
+        rx_q_q[p]     <= '0;
+        rx_i_q[p]     <= '0;
+        rx_slot_q[p]  <= '0;
+        orphan_q[p]   <= 1'b0;
       end else begin
-        orphan_q[p] <= rx_fire[p] && rx_first[p] && !rx_match_any[p];
+        orphan_q[p] <= rx_fire[p] && rx_first[p] && !rx_match[p];
         if (rx_fire[p]) begin
+          rx_busy_q[p] <= !part_last_i[p];
           if (rx_first[p]) begin
-            rx_busy_q[p] <= !part_last_i[p];
-            rx_hit_q[p]  <= rx_match_any[p];
-            rx_idx_q[p]  <= rx_match_idx[p];
-            rx_slot_q[p] <= '0;
-          end else begin
-            rx_busy_q[p] <= !part_last_i[p];
-            if (mem_we[p]) begin
-              rx_slot_q[p] <= rx_slot_q[p] + CntW'(1);
-            end
+            rx_hit_q[p]   <= rx_match[p];
+            rx_store_q[p] <= rx_match[p] && !rx_fail[p];
+            rx_q_q[p]     <= rq;
+            rx_i_q[p]     <= rx_match_i[p];
+            rx_slot_q[p]  <= '0;
+          end else if (bw_v[p]) begin
+            rx_slot_q[p] <= rx_slot_q[p] + CntW'(1);
           end
         end
       end
@@ -210,251 +298,279 @@ module dysharp_reduce_unit
 
   assign orphan_o = orphan_q;
 
-  // Storage columns: port p writes only column p. Data storage, no reset.
-  always_ff @(posedge clk_i) begin
-    for (int unsigned p = 0; p < NumPorts; p++) begin
-      if (mem_we[p]) begin
-        mem_q[p][mem_waddr[p]] <= part_data_i[FlitBits*p +: FlitBits];
-      end
-      if (ec_we[p]) begin
-        ecode_q[p][rx_match_idx[p]] <= part_data_i[FlitBits*p + EcodeLsb +: EcodeWidth];
-      end
-    end
-  end
-
   ///////////////////////////////////
   // Result engines (per requester) //
   ///////////////////////////////////
 
-  logic [NumPorts-1:0]   res_valid_q;
-  flit_t                 res_data_q [NumPorts];
-  logic [NumPorts-1:0]   res_last_q;
-  logic [CntW-1:0]       res_cnt_q [NumPorts];     // flits of the current packet emitted so far
-  logic [NumPorts-1:0]   free_v;                   // engine q frees its head entry this cycle
-  idx_t                  free_idx [NumPorts];
-  logic [NumPorts-1:0]   eng_has_head;
-  idx_t                  eng_head [NumPorts];
-
   for (genvar q = 0; q < NumPorts; q++) begin : g_eng
-    logic [RedEntries-1:0] cand;     // queued results for requester q
-    logic [RedEntries-1:0] head;     // the oldest of them (one-hot or zero)
-    idx_t                  h;
-    ent_t                  he;
-    logic [NumPorts-1:0]   hexp;
-    logic                  err;
-    logic [SrcPortWidth-1:0] err_port;
-    logic [EcodeWidth-1:0] err_code;
-    hdr_t                  f0;
-    flit_t                 payload;
-    logic [255:0]          acc_v;
-    logic                  started;
-    logic [SlotW-1:0]      slot;
-    logic                  is_last;
-    logic                  load;
+    // Completed entries of share q.
+    logic [Share-1:0]    rdy;
+    logic [Share-1:0]    unused_gnt;
+    logic                unused_pick_valid;
+    idx_t                pick_i;
+    logic                pick_v;
+
+    // Stage I: the entry being issued.
+    logic                busy_q;                      // issuing the payload of cur_i_q
+    idx_t                cur_i_q, cur_i_d;
+    logic [LenWidth-1:0] cur_len_q, cur_len_d;
+    pmask_t              cur_exp_q, cur_exp_d;
+    logic                cur_err_q, cur_err_d;
+    logic [PortW-1:0]    cur_ep_q, cur_ep_d;          // lowest failed port
+    logic [CntW-1:0]     op_q;                        // next payload slot + 1 (busy)
+    logic                can_issue, issue, issue_hdr, issue_last, fifo_in_ready;
+    logic [SlotW-1:0]    rd_slot;
+    idx_t                rd_i;
+    logic [$clog2(OutD+1)-1:0] fifo_usage;
+
+    // Stage C: the op whose RAM data is on the banks' outputs.
+    logic                c_v_q, c_hdr_q, c_last_q;
+    flit_t               b_rdata [NumPorts];
+    info_t               info_rdata;
+    hdr_t                f0;
+    flit_t               payload;
+    logic [FpAccBits-1:0] acc_v;
+    logic                started;
 
     always_comb begin
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        cand[e] = rdy_q[e] && (ent_q[e].requester == SrcPortWidth'(q));
-      end
-      h = '0;
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        head[e] = cand[e] && ((older_q[e] & cand) == '0);
-        if (head[e]) begin
-          h = idx_t'(e);
-        end
+      for (int unsigned e = 0; e < Share; e++) begin
+        rdy[e] = valid_q[q][e] && (got_q[q][e] == exp_q[q][e]);
       end
     end
 
-    assign eng_has_head[q] = |head;
-    assign eng_head[q]     = h;
-    assign he              = ent_q[h];
-    assign hexp            = exp_q[h];
+    // Credits: the op in stage C and the FIFO's words must leave room for this one.
+    assign can_issue = 32'(fifo_usage) + 32'(c_v_q) < OutD;
+    assign pick_v    = !busy_q && (|rdy) && can_issue;
 
-    // Lowest-numbered failing expected port.
+    if (Share > 1) begin : g_pick_rr
+      dysharp_rr_arb #(
+        .N (Share)
+      ) u_pick (
+        .clk_i   (clk_i),
+        .rst_ni  (rst_ni),
+        .req_i   (rdy),
+        .lock_i  (1'b0),
+        .ack_i   (pick_v),
+        .gnt_o   (unused_gnt),
+        .idx_o   (pick_i),
+        .valid_o (unused_pick_valid)
+      );
+    end else begin : g_pick_one
+      assign pick_i            = '0;
+      assign unused_gnt        = rdy;
+      assign unused_pick_valid = 1'b0;
+    end
+
+    assign issue_hdr  = pick_v;
+    assign issue      = pick_v || (busy_q && can_issue);
+    assign rd_i       = busy_q ? cur_i_q : pick_i;
+    assign rd_slot    = busy_q ? SlotW'(op_q - CntW'(1)) : '0;
+
     always_comb begin
-      err      = 1'b0;
-      err_port = '0;
-      err_code = '0;
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (!err && hexp[p] && (ecode_q[p][h] != '0)) begin
-          err      = 1'b1;
-          err_port = SrcPortWidth'(p);
-          err_code = ecode_q[p][h];
+      cur_i_d   = cur_i_q;
+      cur_len_d = cur_len_q;
+      cur_exp_d = cur_exp_q;
+      cur_err_d = cur_err_q;
+      cur_ep_d  = cur_ep_q;
+      if (pick_v) begin
+        cur_i_d   = pick_i;
+        cur_len_d = len_q[q][pick_i];
+        cur_exp_d = exp_q[q][pick_i];
+        cur_err_d = err_q[q][pick_i] != '0;
+        cur_ep_d  = lowest_f(err_q[q][pick_i]);
+      end
+      // flit0 of a failed entry is its only flit; otherwise the last payload flit ends it.
+      issue_last = pick_v ? (err_q[q][pick_i] != '0)
+                          : (busy_q && (op_q == CntW'(cur_len_q)));
+    end
+
+    assign free_v[q]   = issue && issue_last;
+    assign free_idx[q] = rd_i;
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        busy_q    <= 1'b0;
+        op_q      <= '0;
+        cur_i_q   <= '0;
+        cur_len_q <= '0;
+        cur_exp_q <= '0;
+        cur_err_q <= 1'b0;
+        cur_ep_q  <= '0;
+        c_v_q     <= 1'b0;
+        c_hdr_q   <= 1'b0;
+        c_last_q  <= 1'b0;
+      end else begin
+        cur_i_q   <= cur_i_d;
+        cur_len_q <= cur_len_d;
+        cur_exp_q <= cur_exp_d;
+        cur_err_q <= cur_err_d;
+        cur_ep_q  <= cur_ep_d;
+        if (issue) begin
+          busy_q <= !issue_last;
+          op_q   <= pick_v ? CntW'(1) : op_q + CntW'(1);
         end
+        c_v_q    <= issue;
+        c_hdr_q  <= issue_hdr;
+        c_last_q <= issue && issue_last;
       end
     end
+
+    // Banks of share q: port p's partials, read at (entry, slot) by this engine.
+    for (genvar p = 0; p < NumPorts; p++) begin : g_bank
+      dysharp_ram_1r1w #(
+        .Width (FlitBits),
+        .Depth (Depth)
+      ) u_bank (
+        .clk_i   (clk_i),
+        .we_i    (bw_v[p] && (bw_q[p] == PortW'(q))),
+        .waddr_i (bw_addr[p]),
+        .wdata_i (bw_data[p]),
+        .re_i    (issue),
+        .raddr_i (addr_f(rd_i, rd_slot)),
+        .rdata_o (b_rdata[p])
+      );
+    end
+
+    // Request fields of share q's entries; read with flit0, held for the payload.
+    logic [$bits(info_t)-1:0] info_word;
+    dysharp_ram_1r1w #(
+      .Width ($bits(info_t)),
+      .Depth (InfoD)
+    ) u_info (
+      .clk_i   (clk_i),
+      .we_i    (alloc_fire[q]),
+      .waddr_i (InfoAW'(alloc_idx[q])),
+      .wdata_i (alloc_info[q]),
+      .re_i    (issue_hdr),
+      .raddr_i (InfoAW'(pick_i)),
+      .rdata_o (info_word)
+    );
+    assign info_rdata = info_t'(info_word);
 
     // flit0 of the result (compare `response()` / `error_response()` in sim/src/hub/mod.rs).
     always_comb begin
       f0 = '0;
-      f0.maddr = he.maddr;
-      f0.tag   = he.tag;
-      f0.route = RouteWidth'(he.requester);
-      if (err) begin
+      f0.maddr = info_rdata.maddr;
+      f0.tag   = tag_q[q][cur_i_q];
+      f0.route = RouteWidth'(q);
+      if (cur_err_q) begin
         f0.opcode   = OpRspError;
-        f0.ecode    = err_code;
-        f0.src_port = err_port;
+        f0.ecode    = b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
+        f0.src_port = SrcPortWidth'(cur_ep_q);
       end else begin
         f0.opcode   = OpRspReduce;
-        f0.stage    = he.stage;
-        f0.len      = he.len;
-        f0.dtype    = he.dtype;
-        f0.rop      = he.rop;
-        f0.acc      = he.acc;
-        f0.src_port = he.requester;
+        f0.stage    = info_rdata.stage;
+        f0.len      = cur_len_q;
+        f0.dtype    = info_rdata.dtype;
+        f0.rop      = info_rdata.rop;
+        f0.acc      = info_rdata.acc;
+        f0.src_port = SrcPortWidth'(q);
       end
       f0.hcc = hcc_f(flit_t'(f0));
     end
 
-    // Payload flit (res_cnt_q - 1): the expected ports' stored flits, ascending port order.
-    assign slot = SlotW'(res_cnt_q[q] - CntW'(1));
-
+    // A payload flit: the expected ports' stored flits reduced in ascending port order.
     always_comb begin
       acc_v   = '0;
       started = 1'b0;
       for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (hexp[p]) begin
+        if (cur_exp_q[p]) begin
           if (started) begin
-            acc_v = fp_acc_step(he.dtype, he.rop, he.acc, acc_v, mem_q[p][addr_f(h, slot)]);
+            acc_v = fp_acc_step(info_rdata.dtype, info_rdata.rop, info_rdata.acc, acc_v,
+                                b_rdata[p]);
           end else begin
-            acc_v = fp_acc_init(he.dtype, mem_q[p][addr_f(h, slot)]);
+            acc_v = fp_acc_init(info_rdata.dtype, b_rdata[p]);
           end
           started = 1'b1;
         end
       end
-      payload = fp_acc_finish(he.dtype, acc_v);
+      payload = fp_acc_finish(info_rdata.dtype, acc_v);
     end
 
-    assign is_last   = err || (res_cnt_q[q] == CntW'(he.len));
-    assign load      = eng_has_head[q] && (!res_valid_q[q] || res_ready_i[q]);
-    assign free_v[q] = load && is_last;
-    assign free_idx[q] = h;
+    logic [FlitBits:0] out_word;
+    dysharp_fifo #(
+      .Width (FlitBits + 1),
+      .Depth (OutD)
+    ) u_out (
+      .clk_i       (clk_i),
+      .rst_ni      (rst_ni),
+      .in_valid_i  (c_v_q),
+      .in_ready_o  (fifo_in_ready),
+      .in_data_i   ({c_last_q, c_hdr_q ? flit_t'(f0) : payload}),
+      .out_valid_o (res_valid_o[q]),
+      .out_ready_i (res_ready_i[q]),
+      .out_data_o  (out_word),
+      .usage_o     (fifo_usage)
+    );
+    assign res_data_o[q] = out_word[FlitBits-1:0];
+    assign res_last_o[q] = out_word[FlitBits];
 
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        res_valid_q[q] <= 1'b0;
-        res_data_q[q]  <= '0;
-        res_last_q[q]  <= 1'b0;
-        res_cnt_q[q]   <= '0;
-      end else begin
-        if (load) begin
-          res_valid_q[q] <= 1'b1;
-          res_data_q[q]  <= (res_cnt_q[q] == '0) ? flit_t'(f0) : payload;
-          res_last_q[q]  <= is_last;
-          res_cnt_q[q]   <= is_last ? '0 : res_cnt_q[q] + CntW'(1);
-        end else if (res_ready_i[q]) begin
-          res_valid_q[q] <= 1'b0;
-        end
-      end
-    end
-
-    assign res_valid_o[q]                      = res_valid_q[q];
-    assign res_data_o[FlitBits*q +: FlitBits] = res_data_q[q];
-    assign res_last_o[q]                       = res_last_q[q];
+`ifndef SYNTHESIS
+    // The credit rule keeps room for every op in flight.
+    a_fifo_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        c_v_q |-> fifo_in_ready)
+      else $error("reduce_unit: result FIFO %0d overflows", q);
+    // The tag of a result is read from the keys: the entry must still hold it in stage C, so an
+    // entry is never reallocated within a cycle of its last flit's issue.
+    a_busy_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        busy_q |-> valid_q[q][cur_i_q] && rdy[cur_i_q])
+      else $error("reduce_unit: engine %0d lost its entry mid-packet", q);
+`else
+    logic unused_fifo_ready;
+    assign unused_fifo_ready = fifo_in_ready;
+`endif
   end
 
   ///////////////////////////
   // Entry state update    //
   ///////////////////////////
 
-  logic [RedEntries-1:0] cmpl;      // entry becomes ready this cycle
-
-  always_comb begin
-    for (int unsigned e = 0; e < RedEntries; e++) begin
-      cmpl[e] = valid_q[e] && !rdy_q[e] && (got_q[e] == exp_q[e]);
-    end
-
-    valid_d = valid_q;
-    rdy_d   = rdy_q | cmpl;
-    for (int unsigned e = 0; e < RedEntries; e++) begin
-      ent_d[e] = ent_q[e];
-      exp_d[e] = exp_q[e];
-      got_d[e] = got_q[e];
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (got_set[p][e]) begin
-          got_d[e][p] = 1'b1;
-        end
-      end
-      // Completion order: an entry completing now is younger than every ready entry and than
-      // the lower-numbered entries completing in the same cycle.
-      if (cmpl[e]) begin
-        for (int unsigned j = 0; j < RedEntries; j++) begin
-          older_d[e][j] = rdy_q[j] || (cmpl[j] && (j < e));
-        end
-      end else begin
-        older_d[e] = older_q[e] & ~cmpl;
-      end
-    end
-
-    for (int unsigned q = 0; q < NumPorts; q++) begin
-      if (free_v[q]) begin
-        valid_d[free_idx[q]] = 1'b0;
-        rdy_d[free_idx[q]]   = 1'b0;
-        got_d[free_idx[q]]   = '0;
-      end
-    end
-
-    if (alloc_fire) begin
-      valid_d[alloc_idx]           = 1'b1;
-      rdy_d[alloc_idx]             = 1'b0;
-      exp_d[alloc_idx]             = alloc_ports_i;
-      got_d[alloc_idx]             = '0;
-      ent_d[alloc_idx].requester   = alloc_hdr.src_port;
-      ent_d[alloc_idx].tag         = alloc_hdr.tag;
-      ent_d[alloc_idx].maddr       = alloc_hdr.maddr;
-      ent_d[alloc_idx].len         = alloc_hdr.len;
-      ent_d[alloc_idx].dtype       = alloc_hdr.dtype;
-      ent_d[alloc_idx].rop         = alloc_hdr.rop;
-      ent_d[alloc_idx].acc         = alloc_hdr.acc;
-      ent_d[alloc_idx].stage       = alloc_hdr.stage;
-    end
-  end
-
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      valid_q <= '0;
-      rdy_q   <= '0;
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        ent_q[e]   <= '0;
-        exp_q[e]   <= '0;
-        got_q[e]   <= '0;
-        older_q[e] <= '0;
+      for (int unsigned q = 0; q < NumPorts; q++) begin
+        valid_q[q] <= '0;
+        for (int unsigned e = 0; e < Share; e++) begin
+          tag_q[q][e] <= '0;
+          len_q[q][e] <= '0;
+          exp_q[q][e] <= '0;
+          got_q[q][e] <= '0;
+          err_q[q][e] <= '0;
+        end
       end
     end else begin
-      valid_q <= valid_d;
-      rdy_q   <= rdy_d;
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        ent_q[e]   <= ent_d[e];
-        exp_q[e]   <= exp_d[e];
-        got_q[e]   <= got_d[e];
-        older_q[e] <= older_d[e];
+      for (int unsigned p = 0; p < NumPorts; p++) begin
+        if (rx_got_v[p]) begin
+          got_q[rx_set_share[p]][rx_set_idx[p]][p] <= 1'b1;
+        end
+        if (rx_err_v[p]) begin
+          err_q[rx_set_share[p]][rx_set_idx[p]][p] <= 1'b1;
+        end
+      end
+      for (int unsigned q = 0; q < NumPorts; q++) begin
+        if (free_v[q]) begin
+          valid_q[q][free_idx[q]] <= 1'b0;
+          got_q[q][free_idx[q]]   <= '0;
+          err_q[q][free_idx[q]]   <= '0;
+        end
+        if (alloc_fire[q]) begin
+          valid_q[q][alloc_idx[q]] <= 1'b1;
+          tag_q[q][alloc_idx[q]]   <= alloc_hdr[q].tag;
+          len_q[q][alloc_idx[q]]   <= alloc_hdr[q].len;
+          exp_q[q][alloc_idx[q]]   <= alloc_ports_i[q];
+          got_q[q][alloc_idx[q]]   <= '0;
+          err_q[q][alloc_idx[q]]   <= '0;
+        end
       end
     end
   end
-
-  // Header fields of the allocation request the table does not keep.
-  logic unused_alloc_hdr;
-  assign unused_alloc_hdr = ^{alloc_hdr.hcc, alloc_hdr.rsvd, alloc_hdr.ecode, alloc_hdr.route,
-                              alloc_hdr.tcount, alloc_hdr.opcode};
 
   ////////////////
   // Assertions //
   ////////////////
 
 `ifndef SYNTHESIS
-  // Independent model of "a pending entry accepts this partial" for the orphan check.
-  logic [NumPorts-1:0] sva_matchable;
-  always_comb begin
-    for (int unsigned p = 0; p < NumPorts; p++) begin
-      sva_matchable[p] = 1'b0;
-      for (int unsigned e = 0; e < RedEntries; e++) begin
-        if (valid_q[e] && !rdy_q[e] && exp_q[e][p] && !got_q[e][p] &&
-            (part_data_i[FlitBits*p + RouteLsb +: RouteWidth] == RouteWidth'(ent_q[e].requester)) &&
-            (part_data_i[FlitBits*p + TagLsb +: TagWidth] == ent_q[e].tag)) begin
-          sva_matchable[p] = 1'b1;
-        end
-      end
-    end
+  if (NumPorts < 1 || RedEntries % NumPorts != 0 || RedEntries < NumPorts) begin : g_param_check
+    $error("dysharp_reduce_unit: RedEntries must be a non-zero multiple of NumPorts");
   end
 
   // Packet length checker per result stream.
@@ -464,7 +580,7 @@ module dysharp_reduce_unit
   for (genvar q = 0; q < NumPorts; q++) begin : g_sva_res
     hdr_t            res_hdr;
     logic [CntW-1:0] want;   // expected flit count minus one of the packet in flight
-    assign res_hdr = hdr_t'(res_data_o[FlitBits*q +: FlitBits]);
+    assign res_hdr = hdr_t'(res_data_o[q]);
     assign want    = (sva_res_cnt_q[q] == '0) ?
                      ((res_hdr.opcode == OpRspReduce) ? CntW'(res_hdr.len) : '0) :
                      sva_res_len_q[q];
@@ -484,19 +600,16 @@ module dysharp_reduce_unit
     logic                stalled_q;    // the previous cycle offered a flit that was not taken
     logic [FlitBits-1:0] stall_data_q;
     logic                stall_last_q;
-    idx_t                head_q;       // the engine's head entry in the previous cycle
     always_ff @(posedge clk_i) begin
       stalled_q    <= res_valid_o[q] && !res_ready_i[q];
-      stall_data_q <= res_data_o[FlitBits*q +: FlitBits];
+      stall_data_q <= res_data_o[q];
       stall_last_q <= res_last_o[q];
-      head_q       <= eng_head[q];
     end
 
     // No drop, no change under stall.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
         stalled_q |->
-        res_valid_o[q] && (res_data_o[FlitBits*q +: FlitBits] == stall_data_q) &&
-        (res_last_o[q] == stall_last_q))
+        res_valid_o[q] && (res_data_o[q] == stall_data_q) && (res_last_o[q] == stall_last_q))
       else $error("reduce_unit: result stream %0d changed under stall", q);
 
     // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
@@ -514,91 +627,54 @@ module dysharp_reduce_unit
                                         : (res_hdr.ecode == '0) && (res_hdr.len != '0)))
       else $error("reduce_unit: malformed result flit0 on stream %0d", q);
 
-    // The head of an engine does not change in the middle of a packet.
+    // Allocation: share q takes only requester q's requests, never into a live entry, and the
+    // offer stays until accepted.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        res_cnt_q[q] != '0 |-> eng_has_head[q] && (eng_head[q] == head_q))
-      else $error("reduce_unit: engine %0d lost its entry mid-packet", q);
+        alloc_valid_i[q] |-> (alloc_ports_i[q] != '0) &&
+        (32'(alloc_hdr[q].src_port) == q))
+      else $error("reduce_unit: allocation on port %0d with no ports or another requester", q);
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+        alloc_fire[q] |-> !valid_q[q][alloc_idx[q]])
+      else $error("reduce_unit: share %0d allocated a live entry", q);
 
-    assert property (@(posedge clk_i) disable iff (!rst_ni) $onehot0(g_eng[q].head))
-      else $error("reduce_unit: engine %0d has several heads", q);
+    // Entry invariants of share q.
+    for (genvar e = 0; e < Share; e++) begin : g_ent
+      assert property (@(posedge clk_i) disable iff (!rst_ni)
+          ((got_q[q][e] | err_q[q][e]) & ~exp_q[q][e]) == '0)
+        else $error("reduce_unit: entry %0d/%0d answered by an unexpected port", q, e);
+      assert property (@(posedge clk_i) disable iff (!rst_ni)
+          !valid_q[q][e] |-> (got_q[q][e] == '0) && (err_q[q][e] == '0))
+        else $error("reduce_unit: free entry %0d/%0d has state", q, e);
+    end
   end
 
   for (genvar p = 0; p < NumPorts; p++) begin : g_sva_rx
-    // Previous-cycle shadows (no $past in generate loops, see g_sva_res).
-    logic first_fire_q, matchable_q;
+    logic first_fire_q;
     always_ff @(posedge clk_i) begin
       first_fire_q <= rx_fire[p] && rx_first[p];
-      matchable_q  <= sva_matchable[p];
     end
-
-    // Orphan never for a partial a pending entry accepts; always for one it does not.
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        first_fire_q |-> orphan_o[p] == !matchable_q)
-      else $error("reduce_unit: orphan flag wrong on port %0d", p);
 
     assert property (@(posedge clk_i) disable iff (!rst_ni)
         orphan_o[p] |-> first_fire_q)
       else $error("reduce_unit: orphan pulse without a partial on port %0d", p);
 
-    // A payload write goes to a live entry that still waits for this port.
+    // A stored payload flit goes to a live entry that still waits for this port.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
         rx_busy_q[p] && rx_hit_q[p] |->
-        valid_q[rx_idx_q[p]] && !rdy_q[rx_idx_q[p]] && exp_q[rx_idx_q[p]][p] &&
-        !got_q[rx_idx_q[p]][p])
+        valid_q[rx_q_q[p]][rx_i_q[p]] && exp_q[rx_q_q[p]][rx_i_q[p]][p] &&
+        !got_q[rx_q_q[p]][rx_i_q[p]][p])
       else $error("reduce_unit: port %0d writes a freed or answered entry", p);
-
-    // A matched flit0 names a live entry (a freed entry is never matched).
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        rx_fire[p] && rx_first[p] && rx_match_any[p] |-> valid_q[rx_match_idx[p]])
-      else $error("reduce_unit: port %0d matched a free entry", p);
 
     // Only RSP_PARTIAL packets arrive here.
     assert property (@(posedge clk_i) disable iff (!rst_ni)
         part_valid_i[p] && rx_first[p] |->
-        part_data_i[FlitBits*p + OpcodeLsb +: OpcodeWidth] == OpRspPartial)
+        part_data_i[p][OpcodeLsb +: OpcodeWidth] == OpRspPartial)
       else $error("reduce_unit: port %0d delivered a non-partial", p);
 
-    // Storage slot never overflows (a legal partial has at most MaxLen payload flits).
+    // A stored partial never has more than MaxLen payload flits (the parser checks len).
     assert property (@(posedge clk_i) disable iff (!rst_ni)
-        rx_fire[p] && !rx_first[p] && rx_hit_q[p] |-> rx_slot_q[p] < CntW'(MaxLen))
+        rx_fire[p] && !rx_first[p] && rx_store_q[p] |-> rx_slot_q[p] < CntW'(MaxLen))
       else $error("reduce_unit: port %0d partial longer than MaxLen payload flits", p);
-  end
-
-  for (genvar e = 0; e < RedEntries; e++) begin : g_sva_ent
-    assert property (@(posedge clk_i) disable iff (!rst_ni) (got_q[e] & ~exp_q[e]) == '0)
-      else $error("reduce_unit: entry %0d answered by an unexpected port", e);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !valid_q[e] |-> !rdy_q[e] && (got_q[e] == '0))
-      else $error("reduce_unit: free entry %0d has state", e);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        rdy_q[e] |-> got_q[e] == exp_q[e])
-      else $error("reduce_unit: entry %0d queued before all partials arrived", e);
-    for (genvar j = e + 1; j < RedEntries; j++) begin : g_key
-      assert property (@(posedge clk_i) disable iff (!rst_ni)
-          !(valid_q[e] && valid_q[j] && (ent_q[e].requester == ent_q[j].requester) &&
-            (ent_q[e].tag == ent_q[j].tag)))
-        else $error("reduce_unit: entries %0d and %0d share a key", e, j);
-    end
-  end
-
-  // No entry allocated twice; legal allocation requests.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire |-> !valid_q[alloc_idx])
-    else $error("reduce_unit: allocated a live entry");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      alloc_valid_i |-> (alloc_ports_i != '0) && (32'(alloc_hdr.src_port) < NumPorts))
-    else $error("reduce_unit: allocation with no ports or a bad requester");
-  // Allocation handshake: the request stays until accepted.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      alloc_valid_i && !alloc_ready_o |=> alloc_valid_i && $stable(alloc_hdr_i) &&
-      $stable(alloc_ports_i))
-    else $error("reduce_unit: allocation request changed under stall");
-  // Two engines never free the same entry.
-  for (genvar a = 0; a < NumPorts; a++) begin : g_sva_free
-    for (genvar b = a + 1; b < NumPorts; b++) begin : g_pair
-      assert property (@(posedge clk_i) disable iff (!rst_ni)
-          free_v[a] && free_v[b] |-> free_idx[a] != free_idx[b])
-        else $error("reduce_unit: engines %0d and %0d free the same entry", a, b);
-    end
   end
 `endif
 

@@ -12,8 +12,10 @@
 //   egress   dysharp_sw_egress: class arbiters (request: crosspoints i->q; response: crosspoints
 //            i->q, the two parsers' RSP_ERROR queues of port q, the reduction unit's result stream
 //            q), link arbiter, request FIFO (req_out, to hub q) and response FIFO (rsp_out, to SM q).
-// One dysharp_reduce_unit (load-reduce table) serves all ports; its allocation port is shared,
-// round robin among the request forwarders that need an entry.
+// One dysharp_reduce_unit (load-reduce table) serves all ports: each requester port has its own
+// share of the table and its own allocation port, so every port can allocate in the same cycle
+// and a requester whose share is full stalls only itself (spec §5.3).
+// Crosspoint queues are dysharp_fifo_ram (an SRAM-shaped RAM plus an output register).
 //
 // Counters (32-bit, wrap around): err_count_o codes 1..10 counted at the ingress port of the bad
 // frame (plus ERR_OPCODE for orphan partials); codes 11..13 stay 0 (the hubs count them).
@@ -70,7 +72,6 @@ module dysharp_switch
   localparam int unsigned PayW      = $clog2(MaxLen + 1);
   localparam int unsigned UsW       = $clog2(XpDepth + 1);
   localparam int unsigned NumRspSrc = NumPorts + 3;
-  localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
   localparam int unsigned XpW       = FlitBits + 1;              // {last, flit}
   localparam int unsigned NP2       = NumPorts * NumPorts;
   localparam int unsigned NumSwErr  = 10;                        // codes 1..10 counted here
@@ -94,20 +95,17 @@ module dysharp_switch
   logic [NumPorts-1:0]          rq_err_valid, rq_err_ready, rs_err_valid, rs_err_ready;
   logic [NumPorts*FlitBits-1:0] rq_err_data, rs_err_data;
 
-  // Reduction unit.
-  logic                         alloc_valid, alloc_ready;
-  flit_t                        alloc_hdr;
-  logic [NumPorts-1:0]          alloc_ports;
-  logic [NumPorts-1:0]          alloc_req, alloc_gnt, alloc_arb_gnt;
-  logic [PortW-1:0]             alloc_idx;
-  logic                         alloc_hold_q;
-  flit_t                        fwd_alloc_hdr   [NumPorts];
-  logic [NumPorts-1:0]          fwd_alloc_ports [NumPorts];
-  logic [NumPorts-1:0]          part_valid, part_ready, part_last;
-  logic [NumPorts*FlitBits-1:0] part_data;
-  logic [NumPorts-1:0]          res_valid, res_ready, res_last;
-  logic [NumPorts*FlitBits-1:0] res_data;
-  logic [NumPorts-1:0]          orphan;
+  // Reduction unit: one allocation port per requester.
+  logic [NumPorts-1:0]                alloc_req, alloc_ready, alloc_gnt;
+  flit_t [NumPorts-1:0]               alloc_hdr;
+  logic [NumPorts-1:0][NumPorts-1:0]  alloc_ports;
+  logic [NumPorts-1:0]                part_valid, part_ready, part_last;
+  flit_t [NumPorts-1:0]               part_data;
+  logic [NumPorts-1:0]                res_valid, res_ready, res_last;
+  flit_t [NumPorts-1:0]               res_data;
+  logic [NumPorts-1:0]                orphan;
+
+  assign alloc_gnt = alloc_req & alloc_ready;
 
   for (genvar p = 0; p < NumPorts; p++) begin : gen_port
     // -------------------------------------------------------------------------------------------
@@ -235,8 +233,8 @@ module dysharp_switch
       .tail_data_i      (rq_tail_data),
       .alloc_req_o      (alloc_req[p]),
       .alloc_gnt_i      (alloc_gnt[p]),
-      .alloc_hdr_o      (fwd_alloc_hdr[p]),
-      .alloc_ports_o    (fwd_alloc_ports[p]),
+      .alloc_hdr_o      (alloc_hdr[p]),
+      .alloc_ports_o    (alloc_ports[p]),
       .xp_usage_i       (rxp_usage[UsW*NumPorts*p +: UsW*NumPorts]),
       .xp_ready_i       (rxp_wready[NumPorts*p +: NumPorts]),
       .xp_valid_o       (rxp_wvalid[NumPorts*p +: NumPorts]),
@@ -264,7 +262,7 @@ module dysharp_switch
       .xp_last_o    (sxp_wlast[NumPorts*p +: NumPorts]),
       .part_valid_o (part_valid[p]),
       .part_ready_i (part_ready[p]),
-      .part_data_o  (part_data[FlitBits*p +: FlitBits]),
+      .part_data_o  (part_data[p]),
       .part_last_o  (part_last[p])
     );
 
@@ -275,7 +273,7 @@ module dysharp_switch
       localparam int unsigned R = NumPorts * q + p;   // read-side index
       logic [XpW-1:0] rword, sword;
 
-      dysharp_fifo #(
+      dysharp_fifo_ram #(
         .Width (XpW),
         .Depth (XpDepth)
       ) u_req_xp (
@@ -292,7 +290,7 @@ module dysharp_switch
       assign rxp_rdata[FlitBits*R +: FlitBits] = rword[FlitBits-1:0];
       assign rxp_rlast[R]                      = rword[FlitBits];
 
-      dysharp_fifo #(
+      dysharp_fifo_ram #(
         .Width (XpW),
         .Depth (XpDepth)
       ) u_rsp_xp (
@@ -319,7 +317,7 @@ module dysharp_switch
     assign eg_rsp_valid = {res_valid[p], rs_err_valid[p], rq_err_valid[p],
                            sxp_rvalid[NumPorts*p +: NumPorts]};
     assign eg_rsp_last  = {res_last[p], 1'b1, 1'b1, sxp_rlast[NumPorts*p +: NumPorts]};
-    assign eg_rsp_data  = {res_data[FlitBits*p +: FlitBits], rs_err_data[FlitBits*p +: FlitBits],
+    assign eg_rsp_data  = {res_data[p], rs_err_data[FlitBits*p +: FlitBits],
                            rq_err_data[FlitBits*p +: FlitBits],
                            sxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]};
     assign sxp_rready[NumPorts*p +: NumPorts] = eg_rsp_ready[NumPorts-1:0];
@@ -416,40 +414,13 @@ module dysharp_switch
   end
 
   // -----------------------------------------------------------------------------------------------
-  // Reduction-entry allocation: one per cycle, round robin among the request forwarders. The grant
-  // is held while an offer waits for alloc_ready (valid/ready rule: the offer does not change).
-  dysharp_rr_arb #(
-    .N (NumPorts)
-  ) u_alloc_arb (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .req_i   (alloc_req),
-    .lock_i  (alloc_hold_q),
-    .ack_i   (alloc_valid && alloc_ready),
-    .gnt_o   (alloc_arb_gnt),
-    .idx_o   (alloc_idx),
-    .valid_o (alloc_valid)
-  );
-
-  assign alloc_hdr   = fwd_alloc_hdr[alloc_idx];
-  assign alloc_ports = fwd_alloc_ports[alloc_idx];
-  assign alloc_gnt   = alloc_ready ? alloc_arb_gnt : '0;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      alloc_hold_q <= 1'b0;
-    end else begin
-      alloc_hold_q <= alloc_valid && !alloc_ready;
-    end
-  end
-
   dysharp_reduce_unit #(
     .NumPorts   (NumPorts),
     .RedEntries (RedEntries)
   ) u_reduce (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
-    .alloc_valid_i (alloc_valid),
+    .alloc_valid_i (alloc_req),
     .alloc_ready_o (alloc_ready),
     .alloc_hdr_i   (alloc_hdr),
     .alloc_ports_i (alloc_ports),
@@ -472,8 +443,6 @@ module dysharp_switch
     $error("dysharp_switch: NumPorts * ExpertsPerPort must be at most 65535");
   end
 
-  a_alloc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    alloc_valid && !alloc_ready |=> alloc_valid && $stable(alloc_hdr) && $stable(alloc_ports));
 `endif
 
 endmodule
