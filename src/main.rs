@@ -9,6 +9,8 @@ mod commands;
 mod coverage_cmd;
 mod golden_cmd;
 #[cfg(feature = "rtl")]
+mod junit;
+#[cfg(feature = "rtl")]
 mod regress_cmd;
 mod study_cmd;
 

@@ -39,6 +39,10 @@ pub struct RegressArgs {
     /// Print the summary as JSON on standard output (progress goes to standard error).
     #[arg(long)]
     json: bool,
+    /// Also write the results as JUnit XML here (one test case per case and seed, failures
+    /// with the re-run command), for CI systems.
+    #[arg(long, conflicts_with_all = ["list", "case"])]
+    junit: Option<PathBuf>,
 }
 
 fn print_result(r: &CaseResult) {
@@ -150,6 +154,13 @@ pub fn run(a: RegressArgs) -> Result<bool, String> {
         cases.len(),
         if a.quick { "quick" } else { "nightly size" },
     );
+    // Open the JUnit file first, so that a bad path fails before the run, not after it.
+    let mut junit_file = match &a.junit {
+        Some(p) => {
+            Some(std::fs::File::create(p).map_err(|e| format!("--junit {}: {e}", p.display()))?)
+        }
+        None => None,
+    };
     let s = run_cases(&cases, jobs, size, shard, &print_result);
     eprintln!(
         "{} cases run, {} skipped, {} failed ({} mismatches, {} hangs); {} packets and {} memory accesses checked, {} legal and {} malformed packets injected, {} cycles in {:.1} s",
@@ -173,6 +184,11 @@ pub fn run(a: RegressArgs) -> Result<bool, String> {
             c.seed,
             rerun_command(&case)
         );
+    }
+    if let (Some(f), Some(path)) = (junit_file.as_mut(), &a.junit) {
+        f.write_all(crate::junit::junit(&s).as_bytes())
+            .map_err(|e| format!("--junit {}: {e}", path.display()))?;
+        eprintln!("JUnit XML: {}", path.display());
     }
     if a.json {
         outln!(
