@@ -9,7 +9,9 @@ pub mod regress;
 pub mod replay_rtl;
 pub mod sim;
 pub mod stimulus;
+pub mod switch_tb;
 pub mod tb;
 
 pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};
+pub use switch_tb::{Faults, SwitchBench, SwitchBenchConfig, SwitchStats};
 pub use tb::{Bench, BenchConfig, RtlCounters, RunStats, TbError};

@@ -1,4 +1,4 @@
-//! The regression's own machinery on the smallest model: each case kind runs,
+//! The regression's own machinery on the smallest models: each case kind runs,
 //! checks traffic and injects what it says it injects.
 //! (`make test` also runs the whole quick regression through `dysharp regress --quick`.)
 
@@ -49,4 +49,13 @@ fn same_seed_same_case() {
     let a = run("sequence/top_p4", 11);
     let b = run("sequence/top_p4", 11);
     assert_eq!(a.checked, b.checked);
+}
+
+#[test]
+fn switch_adversarial_checks_packets_and_injects_faults() {
+    let r = run("switch/adversarial/switch_p4", 2);
+    let c = &r.checked;
+    assert!(c.legal_injected >= 600, "{c:?}");
+    assert!(c.malformed_injected >= 60, "{c:?}");
+    assert!(c.packets >= c.legal_injected, "{c:?}");
 }

@@ -8,12 +8,13 @@
 //! `dysharp regress --case NAME --seed S [--quick] --vcd FILE`. The plan is a
 //! fixed, ordered list, so `--shard K/N` splits it over machines.
 
+mod adversarial;
 mod badinput;
 mod plan;
 mod props;
 mod traces;
 
-pub use plan::{models, plan, Case, Kind, PlanOptions, Shard, Size, TraceCase};
+pub use plan::{models, plan, switch_models, Case, Kind, PlanOptions, Shard, Size, TraceCase};
 
 use crate::tb::TbError;
 use serde::Serialize;
@@ -180,6 +181,7 @@ pub fn run_case(case: &Case, vcd: Option<PathBuf>) -> CaseResult {
         Kind::BadInput { model } => badinput::campaign(model, case, vcd, &mut checked),
         Kind::Reset { model } => badinput::resets(model, case, vcd, &mut checked),
         Kind::Trace(t) => traces::replay(t, case.seed, &mut checked),
+        Kind::Adversarial { model } => adversarial::campaign(model, case, vcd, &mut checked),
     };
     let (skipped, failure) = match outcome {
         Ok(Outcome::Passed) => (None, None),

@@ -10,6 +10,16 @@ pub fn models() -> Vec<&'static str> {
     Registry::builtin().names(Use::Regress)
 }
 
+/// The switch-level configurations (`dysharp_switch` alone) of the adversarial
+/// cases: the registry's `sim` models whose top is `dysharp_switch`, in file order.
+pub fn switch_models() -> Vec<&'static str> {
+    Registry::builtin()
+        .with(Use::Sim)
+        .filter(|m| m.top == "dysharp_switch")
+        .map(|m| m.name.as_str())
+        .collect()
+}
+
 /// How big each case is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Size {
@@ -162,6 +172,12 @@ pub enum Kind {
     },
     /// A trace replay through the RTL and the golden model.
     Trace(TraceCase),
+    /// `dysharp_switch` alone against misbehaving hubs (the switch-level bench,
+    /// `crate::switch_tb`).
+    Adversarial {
+        /// Model name (a `dysharp_switch` model).
+        model: String,
+    },
 }
 
 /// One case of the plan.
@@ -184,6 +200,7 @@ impl Case {
             Kind::BadInput { model } => format!("badinput/{model}"),
             Kind::Reset { model } => format!("reset/{model}"),
             Kind::Trace(t) => format!("trace/{}/{}", t.shape, t.dist),
+            Kind::Adversarial { model } => format!("switch/adversarial/{model}"),
         }
     }
 
@@ -215,6 +232,20 @@ impl Case {
             "reset" => Kind::Reset {
                 model: model(rest)?,
             },
+            "switch" => {
+                let m = rest.strip_prefix("adversarial/").ok_or_else(|| {
+                    format!("case \"{name}\": expected switch/adversarial/MODEL")
+                })?;
+                if !switch_models().contains(&m) {
+                    return Err(format!(
+                        "case \"{name}\": unknown switch model \"{m}\" (models: {})",
+                        switch_models().join(", ")
+                    ));
+                }
+                Kind::Adversarial {
+                    model: m.to_string(),
+                }
+            }
             "trace" => {
                 let (shape, dist) = rest
                     .split_once('/')
@@ -229,7 +260,7 @@ impl Case {
             }
             _ => {
                 return Err(format!(
-                    "case \"{name}\": unknown kind \"{head}\" (stream, sequence, badinput, reset, trace)"
+                    "case \"{name}\": unknown kind \"{head}\" (stream, sequence, badinput, reset, switch, trace)"
                 ))
             }
         };
@@ -329,6 +360,15 @@ pub fn plan(o: &PlanOptions) -> Vec<Case> {
                 });
             }
         }
+        for m in switch_models() {
+            all.push(Case {
+                kind: Kind::Adversarial {
+                    model: m.to_string(),
+                },
+                seed,
+                size: o.size,
+            });
+        }
         for s in SHAPES {
             let dists = match o.size {
                 Size::Full => s.dists.0,
@@ -401,6 +441,8 @@ mod tests {
         assert!(Case::from_name("stream/top_p9", 1, Size::Quick).is_err());
         assert!(Case::from_name("trace/nope/uniform", 1, Size::Quick).is_err());
         assert!(Case::from_name("fly/top_p8", 1, Size::Quick).is_err());
+        assert!(Case::from_name("switch/adversarial/top_p8", 1, Size::Quick).is_err());
+        assert!(Case::from_name("switch/top_p8", 1, Size::Quick).is_err());
         assert!(Case::from_name("stream/top_p8", 0, Size::Quick).is_err());
         for s in ["0/2", "3/2", "1", "a/b", "1/0"] {
             assert!(s.parse::<Shard>().is_err(), "{s}");
