@@ -102,17 +102,25 @@ package dysharp_pkg;
   localparam logic AccF32 = 1'b0;
   localparam logic AccNative = 1'b1;
 
-  // CRC-8/SMBUS (poly 0x07, init 0) over flit0 bits 119:0, byte 0 first, MSB first.
+  // CRC-8/SMBUS (poly 0x07, init 0) over flit0 bits 119:0, byte 0 first, MSB first, as its
+  // GF(2) matrix: hcc bit j is the parity of the flit bits in HccMask[j] (from the codec's hcc).
+  localparam logic [7:0][HccCoveredBits-1:0] HccMask = {
+    120'he0a85668c694bbc81e96f83ae9e76d,
+    120'h70542b3463ca5d640f4b7c9df4f336,
+    120'h38aa159a31e52eb28725be4efa791b,
+    120'h1cd50acd987217d9c3125f27fdbc0d,
+    120'h8e6a85664cb98bec6189af937ede06,
+    120'h47b54233a6dc45f6b0c4d7493f6f03,
+    120'h43f2f771957a99b34674139e76506c,
+    120'hc151add08c2977913d2cf175d2cfdb
+  };
+
   function automatic logic [7:0] hcc_f(input flit_t flit);
     // A call in Verilator: inlined at every use it multiplies the C++ size.
     /* verilator no_inline_task */
     logic [7:0] crc;
-    crc = 8'h00;
-    for (int unsigned b = 0; b < HccCoveredBits / 8; b++) begin
-      crc = crc ^ flit[8*b +: 8];
-      for (int unsigned i = 0; i < 8; i++) begin
-        crc = crc[7] ? ((crc << 1) ^ 8'h07) : (crc << 1);
-      end
+    for (int unsigned j = 0; j < 8; j++) begin
+      crc[j] = ^(flit & FlitBits'(HccMask[j]));
     end
     return crc;
   endfunction
