@@ -124,3 +124,28 @@ fn synthesis_report_grows_with_ports() {
     );
     assert!(top[1] > top[0], "top area at 2, 4 ports: {top:?}");
 }
+
+/// The SRAM-shaped primitive (`dysharp_ram_1r1w`, one write and one registered read port) is
+/// kept as a macro: its words × width are memory bits, and its read register is the macro's
+/// own (merged into the memory's synchronous read port), so the block has no cells. (Found when `r:RD_CLK_ENABLE=1` matched no memory: Yosys compares the 1-bit
+/// parameter with its width.)
+#[test]
+fn sram_shaped_memories_are_kept_as_macros() {
+    let o = dysharp(&[
+        "area",
+        "--config",
+        "top_p4",
+        "--blocks",
+        "switch.req_xp.ram",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let ram = block(&v, "switch.req_xp.ram");
+    assert!(ram["error"].is_null(), "{}", ram["error"]);
+    // top_p4's crosspoint queues: XpDepth 128 = a 126-word RAM of {last, flit} + 2 registers.
+    assert_eq!(num(ram, "mem_bits"), (126 * 129) as f64, "{ram}");
+    assert!(num(ram, "mem_area_um2") > 0.0);
+    assert_eq!(num(ram, "flop_storage_bits"), 0.0, "{ram}");
+    assert_eq!(ram["memories"][0]["mapped_to"], "macro");
+}

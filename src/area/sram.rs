@@ -29,9 +29,12 @@ pub fn um2_per_bit() -> f64 {
 }
 
 /// The Yosys selection (set `sram`) of the memories kept as macros.
+///
+/// `RD_CLK_ENABLE` of a one-read-port memory is the 1-bit constant `1'1`: Yosys compares
+/// parameter values with their width, so `r:RD_CLK_ENABLE=1` (a 32-bit 1) never matches.
 pub fn select_macros() -> String {
     format!(
-        "select -set sram t:$mem_v2 r:RD_PORTS=1 %i r:WR_PORTS<=1 %i r:RD_CLK_ENABLE=1 %i r:SIZE>={MIN_WORDS} %i"
+        "select -set sram t:$mem_v2 r:RD_PORTS=1 %i r:WR_PORTS<=1 %i r:RD_CLK_ENABLE=1'1 %i r:SIZE>={MIN_WORDS} %i"
     )
 }
 
