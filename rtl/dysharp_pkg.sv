@@ -2,6 +2,8 @@
 // Bit-level packet layout of docs/spec.md §2-§6.
 package dysharp_pkg;
 
+  /* verilator lint_off UNUSEDPARAM */
+
   localparam int unsigned FlitBits = 128;
   localparam int unsigned TargetsPerFlit = 8;
   localparam int unsigned MaxLen = 16;
@@ -124,5 +126,7 @@ package dysharp_pkg;
     end
     return crc;
   endfunction
+
+  /* verilator lint_on UNUSEDPARAM */
 
 endpackage
