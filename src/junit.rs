@@ -8,27 +8,23 @@
 //! waveform; a skipped case `<skipped>` with the reason; every case says what
 //! it checked in `<system-out>`.
 
+use dysharp_verif::coverage::html_escape;
 use dysharp_verif::regress::{CaseResult, FailKind, Summary};
 use std::fmt::Write;
 
-/// Escapes text for an XML attribute or element: the five markup characters,
-/// and characters XML 1.0 does not allow (control characters other than tab,
-/// newline and carriage return) as U+FFFD.
+/// Escapes text for an XML attribute or element: the five markup characters (as the
+/// coverage report's HTML does), and characters XML 1.0 does not allow (control characters
+/// other than tab, newline and carriage return, U+FFFE, U+FFFF) as U+FFFD.
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let legal: String = s
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    html_escape(&legal)
 }
 
 fn kind_name(k: FailKind) -> &'static str {
