@@ -115,7 +115,14 @@ impl Flow {
         Ok(format!("target/area/{}-{h:016x}", cfg.name))
     }
 
-    fn run(&self, script: &str, out: &str, name: &str) -> Result<std::process::Child, AreaError> {
+    /// Starts Yosys on `script` (written to `{out}/{name}.ys`) in the root, its log in
+    /// `{out}/{name}.log` and its output in `{out}/{name}.stdout`.
+    pub fn run_script(
+        &self,
+        script: &str,
+        out: &str,
+        name: &str,
+    ) -> Result<std::process::Child, AreaError> {
         let ys = format!("{out}/{name}.ys");
         write(&self.root.join(&ys), script)?;
         let log =
@@ -143,7 +150,7 @@ impl Flow {
     }
 
     /// The last error lines of a Yosys log.
-    fn log_error(&self, out: &str, name: &str) -> String {
+    pub fn log_error(&self, out: &str, name: &str) -> String {
         let text = std::fs::read_to_string(self.root.join(format!("{out}/{name}.log")))
             .unwrap_or_default()
             + &std::fs::read_to_string(self.root.join(format!("{out}/{name}.stdout")))
@@ -200,13 +207,13 @@ impl Flow {
                 ],
             );
             let pb = self.spinner(&format!("elaborating {}", cfg.name));
-            let status = self
-                .run(&script, out, "elab")?
-                .wait()
-                .map_err(|e| AreaError::Tool {
-                    tool: "yosys".into(),
-                    msg: e.to_string(),
-                })?;
+            let status =
+                self.run_script(&script, out, "elab")?
+                    .wait()
+                    .map_err(|e| AreaError::Tool {
+                        tool: "yosys".into(),
+                        msg: e.to_string(),
+                    })?;
             pb.finish_and_clear();
             if !status.success() || !il.is_file() {
                 let _ = std::fs::remove_file(&modules);
@@ -322,7 +329,7 @@ impl Flow {
             }
             let name = format!("blocks{round}");
             round += 1;
-            let mut child = self.run(&script, out, &name)?;
+            let mut child = self.run_script(&script, out, &name)?;
             let start = Instant::now();
             let status = loop {
                 if let Some(s) = child.try_wait().map_err(|e| AreaError::Tool {

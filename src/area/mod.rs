@@ -178,8 +178,8 @@ pub struct AreaReport {
     pub blocks: Vec<BlockReport>,
     /// Static timing, if it ran.
     pub timing: Option<timing::Timing>,
-    /// FPGA results (FPGA targets).
-    pub fpga: Option<serde_json::Value>,
+    /// FPGA results (FPGA targets; then `blocks` is empty).
+    pub fpga: Option<fpga::FpgaReport>,
     /// Output folder of the run.
     pub out_dir: String,
     /// Wall-clock seconds.
@@ -197,6 +197,16 @@ pub struct SramModel {
     pub source: &'static str,
     /// Fewest words kept as a macro.
     pub min_words: u64,
+}
+
+/// The SRAM model of the report.
+pub fn sram_model() -> SramModel {
+    SramModel {
+        r#macro: sram::MACRO,
+        um2_per_bit: sram::um2_per_bit(),
+        source: sram::SOURCE,
+        min_words: sram::MIN_WORDS,
+    }
 }
 
 /// The repository root: the nearest folder up from the current one with `rtl/models.toml`
@@ -318,7 +328,7 @@ fn read_own(
 pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaReport, AreaError> {
     let start = Instant::now();
     if args.target != Target::Sky130 {
-        return timing::fpga_report(args, cfg, root);
+        return fpga::run(args, cfg, root);
     }
     let liberty = match &args.liberty {
         Some(l) => Some(stage_liberty(root, l)?),
@@ -421,12 +431,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             .map(|l| l.display().to_string())
             .unwrap_or_else(|| "builtin".into()),
         memories: args.memories,
-        sram_model: SramModel {
-            r#macro: sram::MACRO,
-            um2_per_bit: sram::um2_per_bit(),
-            source: sram::SOURCE,
-            min_words: sram::MIN_WORDS,
-        },
+        sram_model: sram_model(),
         blocks,
         timing,
         fpga: None,
@@ -436,6 +441,9 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
 }
 
 fn run(args: &AreaArgs) -> Result<bool, AreaError> {
+    if args.target != Target::Sky130 {
+        fpga::check_flags(args)?;
+    }
     let root = find_root()?;
     let mut reports = Vec::new();
     let sweep = match &args.sweep {
@@ -467,7 +475,14 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
         r.blocks
             .iter()
             .all(|b| b.error.as_deref().is_none_or(|e| e == "not selected"))
+            && r.fpga.as_ref().is_none_or(|f| f.error.is_none())
     });
+    for e in reports
+        .iter()
+        .filter_map(|r| r.fpga.as_ref().and_then(|f| f.error.as_ref()))
+    {
+        eprintln!("error: {e} (the counts reported are Yosys')");
+    }
     if args.json {
         let text = match &sweep {
             Some((k, values)) => serde_json::to_string_pretty(&serde_json::json!({
@@ -500,12 +515,16 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
 }
 
 /// Runs `dysharp area`: exit 0 on success, 1 if a block failed to synthesize (the rest is
-/// reported), 2 on bad input or a missing tool.
+/// reported) or a design does not fit its FPGA (Yosys' counts are reported), 2 on bad input or
+/// a missing tool.
 pub fn main(args: AreaArgs) -> ExitCode {
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("error: synthesis of some blocks failed (see `error` in the report)");
+            eprintln!(
+                "error: synthesis of some blocks failed or a design does not fit its FPGA \
+                 (see `error` in the report)"
+            );
             ExitCode::from(1)
         }
         Err(e) => {

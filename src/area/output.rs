@@ -17,8 +17,87 @@ fn indent(r: &AreaReport, i: usize) -> usize {
     d
 }
 
-/// The per-block table (figures per instance, sub-blocks included).
+/// The FPGA resources of a report of an FPGA target.
+fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
+    let mut s = String::new();
+    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let _ = writeln!(
+        s,
+        "{} ({}) {} [{}], block {} ({}, flat), device {}, {:.0} s",
+        r.config,
+        r.top,
+        if params.is_empty() {
+            "RTL defaults".to_string()
+        } else {
+            params.join(" ")
+        },
+        format!("{:?}", r.target).to_lowercase(),
+        f.block,
+        f.module,
+        f.device,
+        r.seconds
+    );
+    let ecp5 = f.available.is_some();
+    let names: [&str; 4] = if ecp5 {
+        ["LUT4", "TRELLIS_FF", "DP16KD (EBR)", "MULT18X18D"]
+    } else {
+        ["LUT", "FD*", "RAMB18/36", "DSP48E1"]
+    };
+    let _ = writeln!(
+        s,
+        "{:<16} {:>10} {:>10} {:>7} {:>10}",
+        "resource",
+        if f.placed { "placed" } else { "-" },
+        "available",
+        "use%",
+        "yosys"
+    );
+    let rows = [
+        (f.luts, f.available.as_ref().map(|a| a.luts), f.yosys.luts),
+        (f.ffs, f.available.as_ref().map(|a| a.ffs), f.yosys.ffs),
+        (
+            f.brams,
+            f.available.as_ref().map(|a| a.brams),
+            f.yosys.brams,
+        ),
+        (f.dsps, f.available.as_ref().map(|a| a.dsps), f.yosys.dsps),
+    ];
+    for (name, (used, avail, y)) in names.iter().zip(rows) {
+        let placed = if f.placed {
+            used.to_string()
+        } else {
+            "-".into()
+        };
+        let (a, pct) = match avail {
+            Some(a) => (
+                a.to_string(),
+                format!("{:.1}%", 100.0 * y.max(used) as f64 / a.max(1) as f64),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(s, "{name:<16} {placed:>10} {a:>10} {pct:>7} {y:>10}");
+    }
+    let _ = writeln!(s, "block RAM: {} Kbit", f.bram_kbits);
+    match f.fmax_mhz {
+        Some(x) => {
+            let _ = writeln!(s, "fmax: {x:.2} MHz ({})", f.fmax_note);
+        }
+        None => {
+            let _ = writeln!(s, "fmax: {}", f.fmax_note);
+        }
+    }
+    if let Some(e) = &f.error {
+        let _ = writeln!(s, "error: {e}");
+    }
+    s
+}
+
+/// The per-block table (figures per instance, sub-blocks included); for an FPGA target the
+/// resources of the block synthesized.
 pub fn table(r: &AreaReport) -> String {
+    if let Some(f) = &r.fpga {
+        return fpga_table(r, f);
+    }
     let mut s = String::new();
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let _ = writeln!(

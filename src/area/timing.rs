@@ -1,9 +1,9 @@
 //! Static timing of each block's mapped netlist with OpenSTA (`sta`, Debian package `opensta`,
 //! installed by tools/setup.sh), and the FPGA targets.
 
-use super::plan::{Block, Config};
+use super::plan::Block;
 use super::report::Own;
-use super::{AreaArgs, AreaError, AreaReport};
+use super::AreaError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -272,11 +272,6 @@ pub fn run_sta(
         corner: "typical (tt, 25 C, 1.80 V) of the timing Liberty".into(),
         sta_version: version,
     })
-}
-
-/// FPGA targets.
-pub fn fpga_report(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, AreaError> {
-    super::fpga::run(args, cfg, root)
 }
 
 #[cfg(test)]
