@@ -1115,9 +1115,10 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   if (MemLines < 1 || MemLines > MaxLen) begin : gen_lines_check
     $error("dysharp_hub: MemLines must be 1..MaxLen");
   end
-  // err_count_o holds the last three codes of the package's table.
-  if (32'(ErrUnmapped) != NumErrCodes - 2 || 32'(ErrAlloc) != NumErrCodes) begin : gen_code_check
-    $error("dysharp_hub: hub error codes are not the last three codes");
+  // err_count_o holds the hubs' codes of the package's table, in order.
+  if (32'(ErrUnmapped) != FirstHubErrCode || 32'(ErrAlloc) != LastHubErrCode ||
+      32'(ErrRange) != FirstHubErrCode + 1) begin : gen_code_check
+    $error("dysharp_hub: the hub's error codes are not FirstHubErrCode..LastHubErrCode");
   end
 
   // Output streams: valid stays high and data/last stay stable until accepted.

@@ -7,7 +7,11 @@ package dysharp_pkg;
   localparam int unsigned FlitBits = 128;
   localparam int unsigned TargetsPerFlit = 8;
   localparam int unsigned MaxLen = 16;
-  localparam int unsigned NumErrCodes = 13;
+  localparam int unsigned NumErrCodes = 14;
+  // Codes FirstHubErrCode..LastHubErrCode are the hubs' (detected and counted there);
+  // every other code is the switch's.
+  localparam int unsigned FirstHubErrCode = 11;
+  localparam int unsigned LastHubErrCode = 13;
   localparam int unsigned HccCoveredBits = 120;
 
   typedef logic [FlitBits-1:0] flit_t;
@@ -86,7 +90,8 @@ package dysharp_pkg;
     ErrDup = 4'd10,
     ErrUnmapped = 4'd11,
     ErrRange = 4'd12,
-    ErrAlloc = 4'd13
+    ErrAlloc = 4'd13,
+    ErrTimeout = 4'd14
   } ecode_e;
 
   typedef enum logic [1:0] {

@@ -343,7 +343,8 @@ class Bench:
     def check_counters(self):
         d, n = self.dut, self.n
         err = u(d.err_count_o)
-        rtl = [[field_slice(err, q * 13 + c, 32) for c in range(13)] for q in range(n)]
+        k = len(dg.ERROR_CODES)  # counters per port, code c at index c - 1
+        rtl = [[field_slice(err, q * k + c, 32) for c in range(k)] for q in range(n)]
         gold = self.fab.error_counters()
         for q in range(n):
             if rtl[q] != gold[q]:
@@ -424,5 +425,5 @@ async def random_traffic(dut):
         + ", ".join(f"{v} {k}" for k, v in b.checked.items())
         + "; error counters equal ("
         + ", ".join(f"{dg.ERROR_CODES[c + 1]} {sum(g[c] for g in gold)}"
-                    for c in range(13) if sum(g[c] for g in gold))
+                    for c in range(len(dg.ERROR_CODES)) if sum(g[c] for g in gold))
         + "); TLB and link counters equal")

@@ -1221,8 +1221,8 @@ impl PyFabric {
             .collect())
     }
 
-    /// Per port, the 13 error counters (index = code − 1): the switch's (codes 1–10) plus the
-    /// port's hub's (11–13), as the RTL's `err_count_o`.
+    /// Per port, the 14 error counters (index = code − 1): the switch's (codes 1–10 and 14) plus
+    /// the port's hub's (11–13), as the RTL's `err_count_o`.
     fn error_counters(&self) -> Vec<Vec<u64>> {
         self.fab
             .error_counters()

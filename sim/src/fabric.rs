@@ -89,7 +89,7 @@ impl Fabric {
         }
     }
 
-    /// Error counters per port: the switch's (codes 1–10) plus the hubs' (11–13).
+    /// Error counters per port: the switch's (codes 1–10 and 14) plus the hubs' (11–13).
     pub fn error_counters(&self) -> ErrorCounters {
         let mut c = self.switch.errors.clone();
         for h in &self.hubs {

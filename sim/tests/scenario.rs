@@ -748,7 +748,7 @@ fn synth_vcd(e: &GoldenResult, n: usize) -> String {
         ("-", "mem_req_addr_o", 48 * n),
         (".", "mem_req_wdata_o", 128 * n),
         ("/", "mem_req_wstrb_o", 16 * n),
-        ("0", "err_count_o", 13 * 32 * n),
+        ("0", "err_count_o", ErrorCode::COUNT * 32 * n),
     ];
     let mut out = String::from("$timescale 1ps $end\n$scope module TOP $end\n");
     for (id, name, w) in sigs {
@@ -803,7 +803,13 @@ fn synth_vcd(e: &GoldenResult, n: usize) -> String {
         if !busy && cycle > 4 {
             for pe in e.error_counters.as_ref().unwrap() {
                 for (k, c) in pe.array().unwrap().iter().enumerate() {
-                    put(&mut bits, 15, 416 * pe.port + 32 * k, 32, *c as u128);
+                    put(
+                        &mut bits,
+                        15,
+                        ErrorCode::COUNT * 32 * pe.port + 32 * k,
+                        32,
+                        *c as u128,
+                    );
                 }
             }
             dump(&bits, &mut out);

@@ -165,11 +165,15 @@ pub enum ErrorCode {
     Range = 12,
     /// 13: per-expert slot counter exhausted (hub).
     Alloc = 13,
+    /// 14: a load-reduce's partials did not all arrive within the switch's
+    /// `RedTimeout` (switch, counted at the lowest port that did not answer;
+    /// spec §5.3).
+    Timeout = 14,
 }
 
 impl ErrorCode {
     /// Every error code, in numeric order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::Hcc,
         ErrorCode::Opcode,
         ErrorCode::Length,
@@ -183,9 +187,18 @@ impl ErrorCode {
         ErrorCode::Unmapped,
         ErrorCode::Range,
         ErrorCode::Alloc,
+        ErrorCode::Timeout,
     ];
     /// Number of codes (counters are indexed `code - 1`).
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 14;
+    /// The codes a destination hub detects and counts (spec §6); every other
+    /// code is detected and counted by the switch.
+    pub const HUB: std::ops::RangeInclusive<u8> = 11..=13;
+
+    /// Whether the hub (not the switch) detects and counts this code.
+    pub fn is_hub(self) -> bool {
+        Self::HUB.contains(&(self as u8))
+    }
 
     /// Decodes a 4-bit error code.
     pub fn from_code(code: u8) -> Option<Self> {
@@ -208,6 +221,7 @@ impl ErrorCode {
             ErrorCode::Unmapped => "ERR_UNMAPPED",
             ErrorCode::Range => "ERR_RANGE",
             ErrorCode::Alloc => "ERR_ALLOC",
+            ErrorCode::Timeout => "ERR_TIMEOUT",
         }
     }
 }

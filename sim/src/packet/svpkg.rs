@@ -43,6 +43,15 @@ pub fn render() -> String {
     );
     let _ = writeln!(
         w,
+        "  // Codes FirstHubErrCode..LastHubErrCode are the hubs' (detected and counted there);\n  \
+         // every other code is the switch's.\n  \
+         localparam int unsigned FirstHubErrCode = {};\n  \
+         localparam int unsigned LastHubErrCode = {};",
+        ErrorCode::HUB.start(),
+        ErrorCode::HUB.end()
+    );
+    let _ = writeln!(
+        w,
         "  localparam int unsigned HccCoveredBits = {};\n",
         fields::HCC_COVERED_BITS
     );
