@@ -1,6 +1,8 @@
 //! The switch (spec §5): ingress checks, routing and replication with pruned
 //! target lists, static groups, and the load-reduce table with its fixed
-//! reduction order.
+//! reduction order, and its bounded wait (spec §5.3: a timed-out entry is
+//! answered with `ERR_TIMEOUT` and quarantined until its late partials arrive
+//! or a second timeout expires).
 
 use crate::config::Config;
 use crate::fxhash::FxHashMap;
@@ -18,6 +20,49 @@ struct Pending {
     ports: Vec<usize>,
     /// (port, partial or error code), in ascending port order.
     partials: Vec<(usize, Result<Vec<u8>, u8>)>,
+    /// Answered with `ERR_TIMEOUT` ([`Switch::timeout`]): the entry is
+    /// quarantined. A late partial from a port that had not answered is
+    /// consumed without a count; the entry leaves when every port has answered
+    /// or at [`Switch::expire`].
+    timed_out: bool,
+}
+
+/// Why a timeout event cannot apply to the switch's state (the event came
+/// from a driver, e.g. the RTL bench, and disagrees with the model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// No load-reduce entry is pending for (requester, tag).
+    #[error("no load-reduce entry is pending for requester {requester}, tag {tag:#x}")]
+    NotPending {
+        /// Requester port.
+        requester: usize,
+        /// Tag.
+        tag: u16,
+    },
+    /// The entry has every partial: it cannot time out.
+    #[error("the entry of requester {requester}, tag {tag:#x} has every partial")]
+    Complete {
+        /// Requester port.
+        requester: usize,
+        /// Tag.
+        tag: u16,
+    },
+    /// `timeout` of an entry that already timed out.
+    #[error("the entry of requester {requester}, tag {tag:#x} has already timed out")]
+    TimedOut {
+        /// Requester port.
+        requester: usize,
+        /// Tag.
+        tag: u16,
+    },
+    /// `expire` of an entry that has not timed out.
+    #[error("the entry of requester {requester}, tag {tag:#x} has not timed out")]
+    Live {
+        /// Requester port.
+        requester: usize,
+        /// Tag.
+        tag: u16,
+    },
 }
 
 /// The replicas of a dynamic packet: its targets stably sorted by egress port
@@ -45,7 +90,8 @@ pub struct Switch {
     /// first completes), in arrival order: the port's request path is in order,
     /// so everything after a stalled ld_reduce waits with it.
     deferred: Vec<VecDeque<Packet>>,
-    /// Error counters per port (codes 1–10 counted here, at the ingress port).
+    /// Error counters per port (codes 1–10 counted here, at the ingress port;
+    /// `ERR_TIMEOUT` at the lowest port that did not answer).
     pub errors: ErrorCounters,
     /// Reused by load-reduces.
     acc: Accumulator,
@@ -240,6 +286,7 @@ impl Switch {
                 request,
                 partials: Vec::with_capacity(ports.len()),
                 ports,
+                timed_out: false,
             },
         );
     }
@@ -257,6 +304,21 @@ impl Switch {
                 return Vec::new();
             }
         };
+        if entry.timed_out {
+            // Quarantined: the late partial is consumed without a count (the
+            // timeout was counted once, at the lowest port that had not
+            // answered); the entry leaves when every port has answered.
+            entry
+                .partials
+                .insert(at, (port, Err(ErrorCode::Timeout as u8)));
+            if entry.partials.len() < entry.ports.len() {
+                return Vec::new();
+            }
+            self.pending.remove(&key);
+            let mut out = Vec::new();
+            self.release(key.0 as usize, &mut out);
+            return out;
+        }
         let want_len = 16 * entry.request.len as usize;
         let value = if p.ecode != 0 {
             Err(p.ecode)
@@ -274,6 +336,66 @@ impl Switch {
         let mut out = self.result(entry);
         self.release(key.0 as usize, &mut out);
         out
+    }
+
+    /// The pending entry of (`requester`, `tag`) times out (spec §5.3; the
+    /// model has no time, so a driver says when): the requester gets an
+    /// `RSP_ERROR` with `ERR_TIMEOUT` and `src_port` the lowest port that has
+    /// not answered, `ERR_TIMEOUT` is counted once at that port, and the entry
+    /// is quarantined (see [`Switch::expire`]).
+    ///
+    /// Returns the response as (egress port, packet).
+    pub fn timeout(&mut self, requester: usize, tag: u16) -> Result<(usize, Packet), EntryError> {
+        let key = (requester as u8, tag);
+        let Some(entry) = self.pending.get_mut(&key) else {
+            return Err(EntryError::NotPending { requester, tag });
+        };
+        if entry.timed_out {
+            return Err(EntryError::TimedOut { requester, tag });
+        }
+        let answered = |q: &usize| entry.partials.iter().any(|(a, _)| a == q);
+        let Some(missing) = entry.ports.iter().copied().filter(|q| !answered(q)).min() else {
+            return Err(EntryError::Complete { requester, tag });
+        };
+        entry.timed_out = true;
+        let mut r = error_response(&entry.request, ErrorCode::Timeout);
+        r.src_port = missing as u8;
+        self.count(missing, ErrorCode::Timeout);
+        Ok((requester, r))
+    }
+
+    /// The quarantine of a timed-out entry ends before every port answered:
+    /// the entry is freed (a later partial for it is an orphan, `ERR_OPCODE`),
+    /// and the requests of `requester` that waited behind its (requester, tag)
+    /// proceed; they are returned as (egress port, packet).
+    pub fn expire(
+        &mut self,
+        requester: usize,
+        tag: u16,
+    ) -> Result<Vec<(usize, Packet)>, EntryError> {
+        let key = (requester as u8, tag);
+        match self.pending.get(&key) {
+            None => return Err(EntryError::NotPending { requester, tag }),
+            Some(e) if !e.timed_out => return Err(EntryError::Live { requester, tag }),
+            Some(_) => {}
+        }
+        self.pending.remove(&key);
+        let mut out = Vec::new();
+        self.release(requester, &mut out);
+        Ok(out)
+    }
+
+    /// The ports that have not answered the pending entry of (`requester`,
+    /// `tag`), ascending (`None` if no entry is pending).
+    pub fn missing(&self, requester: usize, tag: u16) -> Option<Vec<usize>> {
+        let e = self.pending.get(&(requester as u8, tag))?;
+        Some(
+            e.ports
+                .iter()
+                .copied()
+                .filter(|q| !e.partials.iter().any(|(a, _)| a == q))
+                .collect(),
+        )
     }
 
     /// The result of a completed entry, to its requester.

@@ -196,6 +196,101 @@ fn wrong_length_partial_is_a_length_error() {
     assert_eq!(done[0].1.src_port, 2);
 }
 
+/// Spec §5.3: an entry whose partials do not all arrive times out: one
+/// `RSP_ERROR` `ERR_TIMEOUT` naming the lowest port that did not answer,
+/// counted once there; the entry stays quarantined, so a late partial is
+/// consumed without a count and a second ld_reduce with the same tag keeps
+/// waiting until every port answered.
+#[test]
+fn timeout_answers_once_and_quarantines_until_the_late_partials() {
+    let mut sw = Switch::new(&cfg());
+    let first = ld_reduce(&[4, 8, 12], 1, 1, DType::F32, ReduceOp::Add);
+    let out = sw.ingress(0, Origin::Sm, first.clone());
+    let part = |q: usize| {
+        let (_, replica) = out.iter().find(|(p, _)| *p == q).unwrap();
+        let mut r = dysharp_sim::hub::response(replica, Opcode::RspPartial);
+        r.payload = vec![0; 16];
+        r
+    };
+    assert!(sw.ingress(2, Origin::Hub, part(2)).is_empty());
+    assert_eq!(sw.missing(0, first.tag), Some(vec![1, 3]));
+    let (q, r) = sw.timeout(0, first.tag).unwrap();
+    assert_eq!(
+        (q, r.opcode, r.ecode),
+        (0, Opcode::RspError, ErrorCode::Timeout as u8)
+    );
+    assert_eq!((r.src_port, r.tag, r.maddr), (1, first.tag, first.maddr));
+    assert_eq!(sw.errors[1][ErrorCode::Timeout as usize - 1], 1);
+    assert_eq!(
+        sw.timeout(0, first.tag).unwrap_err().to_string(),
+        format!(
+            "the entry of requester 0, tag {:#x} has already timed out",
+            first.tag
+        )
+    );
+    // The same tag again waits behind the quarantined entry.
+    assert!(sw.ingress(0, Origin::Sm, first.clone()).is_empty());
+    assert_eq!(sw.stalled(), 1);
+    // Late partials: consumed, not counted; the last frees the entry and the
+    // waiting request proceeds.
+    assert!(sw.ingress(3, Origin::Hub, part(3)).is_empty());
+    let done = sw.ingress(1, Origin::Hub, part(1));
+    assert_eq!(
+        done.iter().map(|(q, p)| (*q, p.opcode)).collect::<Vec<_>>(),
+        vec![
+            (1, Opcode::DynLdReduce),
+            (2, Opcode::DynLdReduce),
+            (3, Opcode::DynLdReduce)
+        ]
+    );
+    let total: u64 = sw.errors.iter().flatten().sum();
+    assert_eq!(total, 1, "one fault, counted once");
+    // A duplicate of an answered port is still an orphan.
+    assert!(sw.ingress(2, Origin::Hub, part(2)).is_empty());
+    assert!(sw.ingress(2, Origin::Hub, part(2)).is_empty());
+    assert_eq!(sw.errors[2][ErrorCode::Opcode as usize - 1], 1);
+}
+
+/// Spec §5.3: the quarantine ends at a second timeout (`expire`): the requests
+/// behind the entry proceed and a partial after that is an orphan.
+#[test]
+fn expired_quarantine_frees_the_entry_and_late_partials_are_orphans() {
+    let mut sw = Switch::new(&cfg());
+    let first = ld_reduce(&[4, 8], 7, 1, DType::F32, ReduceOp::Add);
+    let out = sw.ingress(5, Origin::Sm, first.clone());
+    assert_eq!(
+        sw.expire(5, first.tag).unwrap_err(),
+        dysharp_sim::switch::EntryError::Live {
+            requester: 5,
+            tag: first.tag
+        }
+    );
+    sw.timeout(5, first.tag).unwrap();
+    assert!(sw.ingress(5, Origin::Sm, first.clone()).is_empty());
+    let released = sw.expire(5, first.tag).unwrap();
+    assert_eq!(released.len(), 2, "the waiting ld_reduce's replicas");
+    assert_eq!(sw.pending(), 1, "the second ld_reduce is the pending one");
+    // A partial of the first: it matches the second, which is what a tag
+    // reuse after the quarantine means (the requester owns its tags).
+    let (_, replica) = out.iter().find(|(p, _)| *p == 1).unwrap();
+    let mut r = dysharp_sim::hub::response(replica, Opcode::RspPartial);
+    r.payload = vec![0; 16];
+    assert!(sw.ingress(1, Origin::Hub, r.clone()).is_empty());
+    assert_eq!(sw.missing(5, first.tag), Some(vec![2]));
+    sw.timeout(5, first.tag).unwrap();
+    sw.expire(5, first.tag).unwrap();
+    assert!(sw.ingress(2, Origin::Hub, r).is_empty());
+    assert_eq!(sw.errors[2][ErrorCode::Opcode as usize - 1], 1, "orphan");
+    assert_eq!(sw.errors[2][ErrorCode::Timeout as usize - 1], 1);
+    assert_eq!(
+        sw.timeout(5, first.tag).unwrap_err(),
+        dysharp_sim::switch::EntryError::NotPending {
+            requester: 5,
+            tag: first.tag
+        }
+    );
+}
+
 #[test]
 fn dispatch_then_combine_through_the_fabric() {
     let mut f = Fabric::new(&cfg()).unwrap();
