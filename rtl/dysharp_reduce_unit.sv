@@ -33,13 +33,27 @@
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
 // dysharp_fp_pkg), so the result does not depend on the order the partials arrived in (§9). The
 // entry is freed when its last flit is issued.
+//
+// Bounded wait (spec §5.3, RedTimeout cycles; 0 = off): a global epoch counter ticks every
+// ceil(RedTimeout/2) cycles and every live entry keeps a 2-bit age (cleared at allocation,
+// saturating at 3), so an entry is *old* between RedTimeout and 1.5*RedTimeout+1 cycles after it
+// was allocated. An old entry that still misses a partial (and has none half-received) is picked by
+// its result engine like a completed one and answered with one RSP_ERROR flit, ERR_TIMEOUT, src_port
+// the lowest port that has not answered (tmo_o / evt_port_o: the switch counts it there). It then
+// stays in the table as a quarantined ("zombie") entry: still valid, so a new ld_reduce with the same
+// (requester, tag) waits (alloc dup check) and a late partial from a port that had not answered
+// still matches it and is consumed (payload discarded, no count). Its age restarts; the engine frees
+// it when every expected port has answered or when it is old again (expire_o: a partial that
+// arrives afterwards is an orphan). A flit0 that arrives in the very cycle its entry is freed is an
+// orphan too (the free wins). An entry is never freed while a port is inside one of its partials.
 
 module dysharp_reduce_unit
   import dysharp_pkg::*;
   import dysharp_fp_pkg::*;
 #(
   parameter int unsigned NumPorts   = 8,
-  parameter int unsigned RedEntries = 256  // 32 per requester at 8 ports: 64 KB of partials per port
+  parameter int unsigned RedEntries = 256, // 32 per requester at 8 ports: 64 KB of partials per port
+  parameter int unsigned RedTimeout = 65536 // cycles a partial may be missing (0 = wait for ever)
 ) (
   input  logic                                clk_i,
   // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
@@ -64,7 +78,16 @@ module dysharp_reduce_unit
   output flit_t [NumPorts-1:0]                res_data_o,
   output logic [NumPorts-1:0]                 res_last_o,
   // One-cycle pulse per dropped (orphan) partial on port p.
-  output logic [NumPorts-1:0]                 orphan_o
+  output logic [NumPorts-1:0]                 orphan_o,
+  // Events (same cycle, combinational): take_o[p] the flit0 of a partial from port p is taken;
+  // tmo_o[q] an entry of requester q times out; expire_o[q] a quarantined entry of requester q is
+  // freed before every port answered. evt_tag_o[q] / evt_port_o[q]: that entry's tag and the
+  // lowest port that has not answered.
+  output logic [NumPorts-1:0]                 take_o,
+  output logic [NumPorts-1:0]                 tmo_o,
+  output logic [NumPorts-1:0]                 expire_o,
+  output logic [NumPorts-1:0][TagWidth-1:0]   evt_tag_o,
+  output logic [NumPorts-1:0][SrcPortWidth-1:0] evt_port_o
 );
 
   localparam int unsigned Share  = RedEntries / NumPorts;          // entries per requester
@@ -77,6 +100,9 @@ module dysharp_reduce_unit
   localparam int unsigned InfoD  = (Share > 1) ? Share : 2;        // the RAM needs two words
   localparam int unsigned InfoAW = (InfoD > 1) ? $clog2(InfoD) : 1;
   localparam int unsigned OutD   = 4;                              // output FIFO (flits)
+  localparam bit          TmoOn  = RedTimeout != 0;
+  localparam int unsigned EpochLen = TmoOn ? (RedTimeout + 1) / 2 : 1;   // cycles per age tick
+  localparam int unsigned EpochW = (EpochLen > 1) ? $clog2(EpochLen) : 1;
 
   typedef logic [IdxW-1:0]     idx_t;
   typedef logic [AddrW-1:0]    addr_t;
@@ -118,12 +144,16 @@ module dysharp_reduce_unit
   pmask_t                exp_q   [NumPorts][Share];   // ports expected to answer
   pmask_t                got_q   [NumPorts][Share];   // ports that have answered
   pmask_t                err_q   [NumPorts][Share];   // ports whose partial failed
+  logic [1:0]            age_q   [NumPorts][Share];   // epochs since allocation (saturating)
+  logic [Share-1:0]      zomb_q  [NumPorts];          // timed out, quarantined
+  logic                  tick;                        // the epoch ends this cycle
 
   // Per-cycle events that change the keys (applied in the state update below).
   logic [NumPorts-1:0]   alloc_fire;
   idx_t                  alloc_idx  [NumPorts];
   logic [NumPorts-1:0]   free_v;                       // engine q frees an entry this cycle
   idx_t                  free_idx   [NumPorts];
+  logic [NumPorts-1:0]   tmo_v;                        // engine q times an entry out
   logic [NumPorts-1:0]   rx_got_v;                     // port p's partial is complete
   logic [NumPorts-1:0]   rx_err_v;                     // port p's partial failed (at its flit0)
   logic [PortW-1:0]      rx_set_share [NumPorts];        // ... for this share
@@ -198,7 +228,8 @@ module dysharp_reduce_unit
 
   logic [NumPorts-1:0]   rx_fire;
   logic [NumPorts-1:0]   rx_first;
-  logic [NumPorts-1:0]   rx_match;                     // flit0 matches an entry
+  logic [NumPorts-1:0]   rx_cand;                      // flit0 matches a live entry's keys
+  logic [NumPorts-1:0]   rx_match;                     // ... that is not freed this cycle
   idx_t                  rx_match_i [NumPorts];
   logic [NumPorts-1:0]   rx_fail;                      // ... and the partial failed
 
@@ -223,17 +254,19 @@ module dysharp_reduce_unit
     // Match (route, tag) in share `route`: the port must be expected and not have answered yet
     // (golden model: otherwise the partial is an orphan).
     always_comb begin
-      rx_match[p]   = 1'b0;
+      rx_cand[p]    = 1'b0;
       rx_match_i[p] = '0;
       if (route_ok) begin
         for (int unsigned e = 0; e < Share; e++) begin
           if (valid_q[rq][e] && (tag_q[rq][e] == ph.tag) && exp_q[rq][e][p] &&
               !got_q[rq][e][p]) begin
-            rx_match[p]   = 1'b1;
+            rx_cand[p]    = 1'b1;
             rx_match_i[p] = idx_t'(e);
           end
         end
       end
+      // An entry freed this cycle (a quarantine that expires) no longer takes partials.
+      rx_match[p] = rx_cand[p] && !(route_ok && free_v[rq] && (free_idx[rq] == rx_match_i[p]));
       rx_fail[p] = (ph.ecode != '0) || (ph.len != len_q[rq][rx_match_i[p]]);
     end
 
@@ -297,6 +330,36 @@ module dysharp_reduce_unit
   end
 
   assign orphan_o = orphan_q;
+  assign take_o   = rx_fire & rx_first;
+
+  // Entries with a partial half received (flit0 taken, last flit not yet): never timed out or
+  // freed. A decoder per port of the entry it is inside, so linear in ports x entries.
+  logic [Share-1:0] inflight [NumPorts];
+  always_comb begin
+    for (int unsigned q = 0; q < NumPorts; q++) begin
+      inflight[q] = '0;
+    end
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      if (rx_busy_q[p] && rx_hit_q[p]) begin
+        inflight[rx_q_q[p]][rx_i_q[p]] = 1'b1;
+      end
+    end
+  end
+
+  // The epoch counter of the bounded wait.
+  if (TmoOn) begin : g_epoch
+    logic [EpochW-1:0] ep_q;
+    assign tick = ep_q == EpochW'(EpochLen - 1);
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        ep_q <= '0;
+      end else begin
+        ep_q <= tick ? '0 : ep_q + EpochW'(1);
+      end
+    end
+  end else begin : g_no_epoch
+    assign tick = 1'b0;
+  end
 
   ///////////////////////////////////
   // Result engines (per requester) //
@@ -316,6 +379,7 @@ module dysharp_reduce_unit
     logic [LenWidth-1:0] cur_len_q, cur_len_d;
     pmask_t              cur_exp_q, cur_exp_d;
     logic                cur_err_q, cur_err_d;
+    logic                cur_tmo_q, cur_tmo_d;        // a timeout answer
     logic [PortW-1:0]    cur_ep_q, cur_ep_d;          // lowest failed port
     logic [CntW-1:0]     op_q;                        // next payload slot + 1 (busy)
     logic                can_issue, issue, issue_hdr, issue_last, fifo_in_ready;
@@ -332,15 +396,34 @@ module dysharp_reduce_unit
     logic [FpAccBits-1:0] acc_v;
     logic                started;
 
+    // Ready: every expected port has answered (a result, or the end of a quarantine), or old
+    // with no partial half received (a timeout, or a quarantine that expires).
     always_comb begin
       for (int unsigned e = 0; e < Share; e++) begin
-        rdy[e] = valid_q[q][e] && (got_q[q][e] == exp_q[q][e]);
+        rdy[e] = valid_q[q][e] && ((got_q[q][e] == exp_q[q][e]) ||
+                 (TmoOn && (age_q[q][e] == 2'd3) && !inflight[q][e]));
       end
     end
 
     // Credits: the op in stage C and the FIFO's words must leave room for this one.
     assign can_issue = 32'(fifo_usage) + 32'(c_v_q) < OutD;
     assign pick_v    = !busy_q && (|rdy) && can_issue;
+
+    // What the picked entry needs: its result, a timeout answer, or (quarantined) only its free.
+    logic   p_done, p_zomb, pick_res, pick_tmo, pick_free;
+    pmask_t p_missing;
+    assign p_done    = got_q[q][pick_i] == exp_q[q][pick_i];
+    assign p_zomb    = zomb_q[q][pick_i];
+    assign p_missing = exp_q[q][pick_i] & ~got_q[q][pick_i];
+    assign pick_res  = pick_v && !p_zomb && p_done;
+    assign pick_tmo  = pick_v && !p_zomb && !p_done;
+    assign pick_free = pick_v && p_zomb;
+    assign tmo_v[q]  = pick_tmo;
+
+    assign tmo_o[q]      = pick_tmo;
+    assign expire_o[q]   = pick_free && !p_done;
+    assign evt_tag_o[q]  = tag_q[q][pick_i];
+    assign evt_port_o[q] = SrcPortWidth'(lowest_f(p_missing));
 
     if (Share > 1) begin : g_pick_rr
       dysharp_rr_arb #(
@@ -361,8 +444,8 @@ module dysharp_reduce_unit
       assign unused_pick_valid = 1'b0;
     end
 
-    assign issue_hdr  = pick_v;
-    assign issue      = pick_v || (busy_q && can_issue);
+    assign issue_hdr  = pick_res || pick_tmo;
+    assign issue      = issue_hdr || (busy_q && can_issue);
     assign rd_i       = busy_q ? cur_i_q : pick_i;
     assign rd_slot    = busy_q ? SlotW'(op_q - CntW'(1)) : '0;
 
@@ -371,20 +454,24 @@ module dysharp_reduce_unit
       cur_len_d = cur_len_q;
       cur_exp_d = cur_exp_q;
       cur_err_d = cur_err_q;
+      cur_tmo_d = cur_tmo_q;
       cur_ep_d  = cur_ep_q;
-      if (pick_v) begin
+      if (issue_hdr) begin
         cur_i_d   = pick_i;
         cur_len_d = len_q[q][pick_i];
         cur_exp_d = exp_q[q][pick_i];
-        cur_err_d = err_q[q][pick_i] != '0;
-        cur_ep_d  = lowest_f(err_q[q][pick_i]);
+        cur_err_d = pick_tmo || (err_q[q][pick_i] != '0);
+        cur_tmo_d = pick_tmo;
+        cur_ep_d  = pick_tmo ? lowest_f(p_missing) : lowest_f(err_q[q][pick_i]);
       end
-      // flit0 of a failed entry is its only flit; otherwise the last payload flit ends it.
-      issue_last = pick_v ? (err_q[q][pick_i] != '0)
-                          : (busy_q && (op_q == CntW'(cur_len_q)));
+      // flit0 of a failed or timed-out entry is its only flit; otherwise the last payload flit
+      // ends it.
+      issue_last = issue_hdr ? (pick_tmo || (err_q[q][pick_i] != '0))
+                             : (busy_q && (op_q == CntW'(cur_len_q)));
     end
 
-    assign free_v[q]   = issue && issue_last;
+    // A result frees its entry with its last flit; a timeout keeps it (quarantined).
+    assign free_v[q]   = pick_free || (issue && issue_last && !pick_tmo);
     assign free_idx[q] = rd_i;
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -395,6 +482,7 @@ module dysharp_reduce_unit
         cur_len_q <= '0;
         cur_exp_q <= '0;
         cur_err_q <= 1'b0;
+        cur_tmo_q <= 1'b0;
         cur_ep_q  <= '0;
         c_v_q     <= 1'b0;
         c_hdr_q   <= 1'b0;
@@ -404,6 +492,7 @@ module dysharp_reduce_unit
         cur_len_q <= cur_len_d;
         cur_exp_q <= cur_exp_d;
         cur_err_q <= cur_err_d;
+        cur_tmo_q <= cur_tmo_d;
         cur_ep_q  <= cur_ep_d;
         if (issue) begin
           busy_q <= !issue_last;
@@ -455,7 +544,7 @@ module dysharp_reduce_unit
       f0.route = RouteWidth'(q);
       if (cur_err_q) begin
         f0.opcode   = OpRspError;
-        f0.ecode    = b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
+        f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout) : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
         f0.src_port = SrcPortWidth'(cur_ep_q);
       end else begin
         f0.opcode   = OpRspReduce;
@@ -535,9 +624,20 @@ module dysharp_reduce_unit
           exp_q[q][e] <= '0;
           got_q[q][e] <= '0;
           err_q[q][e] <= '0;
+          age_q[q][e] <= '0;
         end
+        zomb_q[q] <= '0;
       end
     end else begin
+      if (tick) begin
+        for (int unsigned q = 0; q < NumPorts; q++) begin
+          for (int unsigned e = 0; e < Share; e++) begin
+            if (valid_q[q][e] && (age_q[q][e] != 2'd3)) begin
+              age_q[q][e] <= age_q[q][e] + 2'd1;
+            end
+          end
+        end
+      end
       for (int unsigned p = 0; p < NumPorts; p++) begin
         if (rx_got_v[p]) begin
           got_q[rx_set_share[p]][rx_set_idx[p]][p] <= 1'b1;
@@ -547,10 +647,16 @@ module dysharp_reduce_unit
         end
       end
       for (int unsigned q = 0; q < NumPorts; q++) begin
+        if (tmo_v[q]) begin
+          zomb_q[q][free_idx[q]]  <= 1'b1;
+          age_q[q][free_idx[q]]   <= '0;
+        end
         if (free_v[q]) begin
           valid_q[q][free_idx[q]] <= 1'b0;
           got_q[q][free_idx[q]]   <= '0;
           err_q[q][free_idx[q]]   <= '0;
+          zomb_q[q][free_idx[q]]  <= 1'b0;
+          age_q[q][free_idx[q]]   <= '0;
         end
         if (alloc_fire[q]) begin
           valid_q[q][alloc_idx[q]] <= 1'b1;
@@ -559,6 +665,8 @@ module dysharp_reduce_unit
           exp_q[q][alloc_idx[q]]   <= alloc_ports_i[q];
           got_q[q][alloc_idx[q]]   <= '0;
           err_q[q][alloc_idx[q]]   <= '0;
+          zomb_q[q][alloc_idx[q]]  <= 1'b0;
+          age_q[q][alloc_idx[q]]   <= '0;
         end
       end
     end
@@ -571,6 +679,9 @@ module dysharp_reduce_unit
 `ifndef SYNTHESIS
   if (NumPorts < 1 || RedEntries % NumPorts != 0 || RedEntries < NumPorts) begin : g_param_check
     $error("dysharp_reduce_unit: RedEntries must be a non-zero multiple of NumPorts");
+  end
+  if (RedTimeout == 1) begin : g_tmo_check
+    $error("dysharp_reduce_unit: RedTimeout must be 0 (off) or at least 2");
   end
 
   // Packet length checker per result stream.
@@ -636,6 +747,15 @@ module dysharp_reduce_unit
     assert property (@(posedge clk_i) disable iff (!rst_ni)
         alloc_fire[q] |-> !valid_q[q][alloc_idx[q]])
       else $error("reduce_unit: share %0d allocated a live entry", q);
+    // No entry is freed or timed out while a port is inside one of its partials, and a timeout
+    // answers an entry that really misses a partial.
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+        (free_v[q] || tmo_v[q]) |-> !inflight[q][free_idx[q]])
+      else $error("reduce_unit: share %0d freed an entry with a partial half received", q);
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+        tmo_v[q] |-> TmoOn && valid_q[q][free_idx[q]] && !zomb_q[q][free_idx[q]] &&
+        (age_q[q][free_idx[q]] == 2'd3) && (got_q[q][free_idx[q]] != exp_q[q][free_idx[q]]))
+      else $error("reduce_unit: share %0d timed out an entry that was not due", q);
 
     // Entry invariants of share q.
     for (genvar e = 0; e < Share; e++) begin : g_ent
@@ -643,7 +763,8 @@ module dysharp_reduce_unit
           ((got_q[q][e] | err_q[q][e]) & ~exp_q[q][e]) == '0)
         else $error("reduce_unit: entry %0d/%0d answered by an unexpected port", q, e);
       assert property (@(posedge clk_i) disable iff (!rst_ni)
-          !valid_q[q][e] |-> (got_q[q][e] == '0) && (err_q[q][e] == '0))
+          !valid_q[q][e] |-> (got_q[q][e] == '0) && (err_q[q][e] == '0) && !zomb_q[q][e] &&
+          (age_q[q][e] == '0))
         else $error("reduce_unit: free entry %0d/%0d has state", q, e);
     end
   end

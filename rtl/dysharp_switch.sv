@@ -18,7 +18,10 @@
 // Crosspoint queues are dysharp_fifo_ram (an SRAM-shaped RAM plus an output register).
 //
 // Counters (32-bit, wrap around): err_count_o codes 1..10 counted at the ingress port of the bad
-// frame (plus ERR_OPCODE for orphan partials); codes 11..13 stay 0 (the hubs count them).
+// frame (plus ERR_OPCODE for orphan partials), ERR_TIMEOUT (14) at the lowest port that did not
+// answer a timed-out load-reduce; the hubs' codes (FirstHubErrCode..LastHubErrCode) stay 0.
+// Load-reduce events (red_*_o, one-cycle pulses): telemetry of the bounded wait for the system, and
+// what the switch-level bench orders its golden model by (dysharp_reduce_unit).
 // up_flits_o: every accepted uplink flit; up_payload_flits_o: payload flits of good frames.
 // dn_flits_o / dn_payload_flits_o: the same on the downlink (both classes).
 
@@ -30,7 +33,8 @@ module dysharp_switch
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
-  parameter int unsigned XpDepth        = 128
+  parameter int unsigned XpDepth        = 128,
+  parameter int unsigned RedTimeout     = 65536 // cycles a partial may be missing (0 = no limit)
 ) (
   input  logic                                clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
@@ -63,7 +67,15 @@ module dysharp_switch
   output logic [NumPorts*32-1:0]              up_flits_o,
   output logic [NumPorts*32-1:0]              dn_flits_o,
   output logic [NumPorts*32-1:0]              up_payload_flits_o,
-  output logic [NumPorts*32-1:0]              dn_payload_flits_o
+  output logic [NumPorts*32-1:0]              dn_payload_flits_o,
+  // Load-reduce events: red_take_o[p] the reduction unit takes the flit0 of a partial from hub p;
+  // red_timeout_o[q] / red_expire_o[q] an entry of requester q times out / leaves quarantine
+  // unanswered, with its tag and the lowest port that has not answered.
+  output logic [NumPorts-1:0]                 red_take_o,
+  output logic [NumPorts-1:0]                 red_timeout_o,
+  output logic [NumPorts-1:0]                 red_expire_o,
+  output logic [NumPorts*TagWidth-1:0]        red_evt_tag_o,
+  output logic [NumPorts*SrcPortWidth-1:0]    red_evt_port_o
 );
 
   localparam int unsigned TgtFlits  = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
@@ -104,6 +116,9 @@ module dysharp_switch
   logic [NumPorts-1:0]                res_valid, res_ready, res_last;
   flit_t [NumPorts-1:0]               res_data;
   logic [NumPorts-1:0]                orphan;
+  logic [NumPorts-1:0]                red_tmo;
+  logic [NumPorts-1:0][TagWidth-1:0]  red_tag;
+  logic [NumPorts-1:0][SrcPortWidth-1:0] red_port;
 
   assign alloc_gnt = alloc_req & alloc_ready;
 
@@ -382,8 +397,32 @@ module dysharp_switch
       end
       assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = err_q[c-1];
     end
-    for (genvar c = NumSwErr + 1; c <= NumErrCodes; c++) begin : gen_err_hub
-      assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = '0;   // counted by the hubs
+    for (genvar c = NumSwErr + 1; c <= NumErrCodes; c++) begin : gen_err_hi
+      if (c >= FirstHubErrCode && c <= LastHubErrCode) begin : gen_hub
+        assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = '0;   // counted by the hubs
+      end else begin : gen_tmo
+        // ERR_TIMEOUT: each requester's result engine times out at most one entry per cycle,
+        // each naming one port.
+        logic [31:0] tmo_q;
+        logic [$clog2(NumPorts+1)-1:0] inc;
+        always_comb begin
+          inc = '0;
+          for (int unsigned q = 0; q < NumPorts; q++) begin
+            inc = inc + $bits(inc)'(red_tmo[q] && (32'(red_port[q]) == p));
+          end
+        end
+        always_ff @(posedge clk_i or negedge rst_ni) begin
+          if (!rst_ni) begin
+            tmo_q <= '0;
+          end else begin
+            tmo_q <= tmo_q + 32'(inc);
+          end
+        end
+        assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = tmo_q;
+        if (c != int'(ErrTimeout)) begin : gen_code_check
+          $error("dysharp_switch: a switch error code above the hubs' other than ERR_TIMEOUT");
+        end
+      end
     end
 
     assign up_flits_o[32*p +: 32]         = up_flits_q;
@@ -416,7 +455,8 @@ module dysharp_switch
   // -----------------------------------------------------------------------------------------------
   dysharp_reduce_unit #(
     .NumPorts   (NumPorts),
-    .RedEntries (RedEntries)
+    .RedEntries (RedEntries),
+    .RedTimeout (RedTimeout)
   ) u_reduce (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
@@ -432,8 +472,16 @@ module dysharp_switch
     .res_ready_i   (res_ready),
     .res_data_o    (res_data),
     .res_last_o    (res_last),
-    .orphan_o      (orphan)
+    .orphan_o      (orphan),
+    .take_o        (red_take_o),
+    .tmo_o         (red_tmo),
+    .expire_o      (red_expire_o),
+    .evt_tag_o     (red_tag),
+    .evt_port_o    (red_port)
   );
+  assign red_timeout_o  = red_tmo;
+  assign red_evt_tag_o  = red_tag;
+  assign red_evt_port_o = red_port;
 
 `ifndef SYNTHESIS
   if (NumPorts < 1 || NumPorts > 32) begin : gen_ports_check

@@ -4,7 +4,8 @@
 // responses return on the switch's rsp_in p; the switch's rsp_out p goes to SM p. Hub p owns GPU
 // memory port p. Every per-port port is a flat packed vector with port p at [W*p +: W].
 // err_count_o: per port NumErrCodes counters, code c at [(p*NumErrCodes + c-1)*32 +: 32]; codes
-// 1..10 come from the switch (ingress checks, orphan partials), 11..13 from hub p.
+// FirstHubErrCode..LastHubErrCode (11..13) come from hub p, the others from the switch (ingress
+// checks, orphan partials, load-reduce timeouts).
 
 module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
@@ -15,7 +16,8 @@ module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned TlbEntries     = 512,
   parameter int unsigned TlbWays        = 512,
   parameter int unsigned XpDepth        = 128,  // flits: 8 packets per crosspoint queue
-  parameter int unsigned MemLines       = 4     // 16-byte lines per hub memory beat
+  parameter int unsigned MemLines       = 4,    // 16-byte lines per hub memory beat
+  parameter int unsigned RedTimeout     = 65536 // switch: cycles a partial may be missing (0: none)
 ) (
   input  logic                              clk_i,
   input  logic                              rst_ni,
@@ -66,9 +68,8 @@ module dysharp_top import dysharp_pkg::*; #(
   output logic [NumPorts-1:0]               hub_req_mon_last_o
 );
 
-  localparam int unsigned HubErrCodes  = 3;   // codes 11..13
+  localparam int unsigned HubErrCodes  = LastHubErrCode - FirstHubErrCode + 1;
   localparam int unsigned LinesW       = $clog2(MemLines + 1);
-  localparam int unsigned FirstHubCode = 11;
 
   // Switch <-> hubs.
   logic [NumPorts-1:0]               req_out_valid, req_out_ready, req_out_last;
@@ -77,6 +78,11 @@ module dysharp_top import dysharp_pkg::*; #(
   logic [NumPorts*FlitBits-1:0]      rsp_in_data;
   logic [NumPorts*NumErrCodes*32-1:0] sw_err_count;
   logic [NumPorts*HubErrCodes*32-1:0] hub_err_count;
+  // The load-reduce events are telemetry; the top-level bench does not need them (a timeout
+  // reaches the SM as an RSP_ERROR and is counted).
+  logic [NumPorts-1:0]              unused_red_take, unused_red_timeout, unused_red_expire;
+  logic [NumPorts*TagWidth-1:0]     unused_red_tag;
+  logic [NumPorts*SrcPortWidth-1:0] unused_red_port;
 
   dysharp_switch #(
     .NumPorts       (NumPorts),
@@ -84,7 +90,8 @@ module dysharp_top import dysharp_pkg::*; #(
     .MaxTargets     (MaxTargets),
     .NumGroups      (NumGroups),
     .RedEntries     (RedEntries),
-    .XpDepth        (XpDepth)
+    .XpDepth        (XpDepth),
+    .RedTimeout     (RedTimeout)
   ) u_switch (
     .clk_i                (clk_i),
     .rst_ni               (rst_ni),
@@ -109,7 +116,12 @@ module dysharp_top import dysharp_pkg::*; #(
     .up_flits_o           (up_flits_o),
     .dn_flits_o           (dn_flits_o),
     .up_payload_flits_o   (up_payload_flits_o),
-    .dn_payload_flits_o   (dn_payload_flits_o)
+    .dn_payload_flits_o   (dn_payload_flits_o),
+    .red_take_o           (unused_red_take),
+    .red_timeout_o        (unused_red_timeout),
+    .red_expire_o         (unused_red_expire),
+    .red_evt_tag_o        (unused_red_tag),
+    .red_evt_port_o       (unused_red_port)
   );
 
   assign hub_req_mon_valid_o = req_out_valid & req_out_ready;
@@ -155,24 +167,24 @@ module dysharp_top import dysharp_pkg::*; #(
       .err_count_o           (hub_err_count[HubErrCodes*32*p +: HubErrCodes*32])
     );
 
-    // Codes 1..10 from the switch, 11..13 from the hub.
+    // The hub's codes from the hub, the others from the switch.
     for (genvar c = 1; c <= NumErrCodes; c++) begin : gen_err
-      if (c < FirstHubCode) begin : gen_sw
+      if (c < FirstHubErrCode || c > LastHubErrCode) begin : gen_sw
         assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
             sw_err_count[(p*NumErrCodes + c-1)*32 +: 32];
       end else begin : gen_hub_code
         assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
-            hub_err_count[(p*HubErrCodes + c-FirstHubCode)*32 +: 32];
+            hub_err_count[(p*HubErrCodes + c-FirstHubErrCode)*32 +: 32];
       end
     end
   end
 
-  // The switch leaves codes 11..13 at zero: they are the hubs' (named *unused* on purpose).
+  // The switch leaves the hubs' codes at zero (named *unused* on purpose).
   logic unused_sw_err;
   always_comb begin
     unused_sw_err = 1'b0;
     for (int unsigned p = 0; p < NumPorts; p++) begin
-      for (int unsigned c = FirstHubCode; c <= NumErrCodes; c++) begin
+      for (int unsigned c = FirstHubErrCode; c <= LastHubErrCode; c++) begin
         unused_sw_err = unused_sw_err ^ (^sw_err_count[(p*NumErrCodes + c-1)*32 +: 32]);
       end
     end
