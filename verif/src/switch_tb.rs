@@ -30,10 +30,25 @@
 //! they can only be dropped and counted (`ERR_OPCODE` and the §6 codes): the
 //! golden switch and the RTL agree on every outcome without modelling time.
 //!
-//! A hub that never answers leaves its entries pending (the RTL has no timeout
-//! yet): the requesters named in `dead` are then excluded from the drain
-//! condition (their flows and their responses may stay outstanding), and the run
-//! checks that every other port's traffic completes.
+//! **Timeouts** (spec §5.3): the golden switch has no time, so the bench orders
+//! it by the RTL's load-reduce events (`red_*_o` of `dysharp_switch`). A good
+//! `RSP_PARTIAL` frame that the RTL accepted on `rsp_in` is held until the
+//! reduction unit takes its flit0 (`red_take_o`), and only then given to the
+//! golden switch; a timeout event (`red_timeout_o`) is checked to be plausible
+//! (the golden entry is pending and misses the port the RTL names, and was
+//! opened at least `RedTimeout` cycles earlier) and then applied
+//! ([`Switch::timeout`]), and so is the end of a quarantine (`red_expire_o`,
+//! [`Switch::expire`]). Events of a cycle are applied before that cycle's takes
+//! (the RTL decides a timeout on the state before the cycle's partials). The
+//! result: the golden switch's entries see exactly the partials the RTL's entries
+//! saw when they timed out, and the response, the counters, and the fate of every
+//! late partial (consumed in quarantine, or an orphan after it) must agree.
+//!
+//! A hub that never answers (`dead`) therefore only delays its requesters when the
+//! model has a timeout (`RedTimeout` > 0): every port's traffic must complete. A
+//! model without one keeps the entries pending: the requesters named in `dead`
+//! are then excluded from the drain condition, and the run checks that every
+//! other port's traffic completes.
 
 use crate::sim::{Port, Sim, SimError};
 use crate::stimulus::Stimulus;
@@ -46,8 +61,11 @@ use dysharp_sim::packet::{decode, with_hcc, ErrorCode, Flit, Opcode, Origin, Pac
 use dysharp_sim::switch::Switch;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+
+/// `RedTimeout` of `dysharp_switch` when a model does not set it.
+pub const RTL_RED_TIMEOUT: usize = 65536;
 
 /// First tag of the range the SM stimulus never reaches in a bench run: forged
 /// responses use it, so they never match a real entry.
@@ -176,6 +194,12 @@ pub struct SwitchStats {
     pub faults: [u64; FAULT_CLASSES],
     /// Errors counted by the RTL (all ports, all codes) at the end.
     pub errors: u64,
+    /// Load-reduce entries that timed out (RTL events, checked and applied).
+    pub timeouts: u64,
+    /// Quarantined entries freed before every port answered.
+    pub expired: u64,
+    /// Longest time, in cycles, from a timed-out entry's request to its timeout.
+    pub max_timeout_age: u64,
 }
 
 struct Ports {
@@ -202,6 +226,11 @@ struct Ports {
     dn_flits: Port,
     up_payload: Port,
     dn_payload: Port,
+    red_take: Port,
+    red_timeout: Port,
+    red_expire: Port,
+    red_tag: Port,
+    red_port: Port,
 }
 
 impl Ports {
@@ -230,6 +259,11 @@ impl Ports {
             dn_flits: s.output("dn_flits_o")?,
             up_payload: s.output("up_payload_flits_o")?,
             dn_payload: s.output("dn_payload_flits_o")?,
+            red_take: s.output("red_take_o")?,
+            red_timeout: s.output("red_timeout_o")?,
+            red_expire: s.output("red_expire_o")?,
+            red_tag: s.output("red_evt_tag_o")?,
+            red_port: s.output("red_evt_port_o")?,
         })
     }
 }
@@ -298,6 +332,11 @@ struct PortState {
     exp_rsp: Vec<Packet>,
     /// Every packet received on `rsp_out`, in order.
     delivered: Vec<Packet>,
+    /// Cycle at which the last of them arrived.
+    last_delivery: u64,
+    /// Good `RSP_PARTIAL` frames the RTL accepted on `rsp_in`, not yet taken by
+    /// the reduction unit (given to the golden switch at `red_take_o`).
+    partials: VecDeque<Vec<Flit>>,
     /// The golden hub of this port (its memory and AL state).
     hub_model: Hub,
     /// Flits observed crossing: uplink (req_in + rsp_in), downlink (req_out + rsp_out).
@@ -327,6 +366,10 @@ pub struct SwitchBench {
     asked: VecDeque<Asked>,
     /// Next forged tag.
     forged_tag: u16,
+    /// The model's load-reduce timeout in cycles (0: none).
+    red_timeout: u64,
+    /// Cycle at which the golden switch opened each (requester, tag) entry.
+    opened: HashMap<(u8, u16), u64>,
     trace: bool,
 }
 
@@ -367,6 +410,8 @@ impl SwitchBench {
                 exp_req: vec![VecDeque::new(); n],
                 exp_rsp: Vec::new(),
                 delivered: Vec::new(),
+                last_delivery: 0,
+                partials: VecDeque::new(),
                 hub_model: Hub::new(q, &gcfg.hub, gcfg.experts_per_port),
                 up: 0,
                 up_pay: 0,
@@ -385,9 +430,12 @@ impl SwitchBench {
             n,
             asked: VecDeque::new(),
             forged_tag: FORGED_TAG,
+            red_timeout: 0,
+            opened: HashMap::new(),
             trace: std::env::var_os("DYSHARP_TRACE").is_some(),
             cfg,
         };
+        b.red_timeout = b.sim.param_or("RedTimeout", RTL_RED_TIMEOUT) as u64;
         for (g, mask) in b.gcfg.groups.clone().iter().enumerate() {
             b.sim.set_bits(b.p.group, n * g, n, *mask as u128);
         }
@@ -426,6 +474,11 @@ impl SwitchBench {
         self.ports[port].hub.push_at(at, frame);
     }
 
+    /// Cycle at which SM `port` received its last response (0: none).
+    pub fn last_delivery(&self, port: usize) -> u64 {
+        self.ports[port].last_delivery
+    }
+
     /// The packets SM `port` received, in order.
     pub fn delivered(&self, port: usize) -> &[Packet] {
         &self.ports[port].delivered
@@ -455,11 +508,13 @@ impl SwitchBench {
     /// Routes golden switch outputs into the expectation queues.
     fn expect(&mut self, outs: Vec<(usize, Packet)>) {
         let mut asked: Option<Asked> = None;
+        let now = self.sim.cycles();
         for (q, pkt) in outs {
             if pkt.opcode.is_request() {
                 if pkt.opcode.is_ld_reduce() {
                     let a = asked.get_or_insert((pkt.src_port, pkt.tag, pkt.len, 0));
                     a.3 |= 1 << q;
+                    self.opened.insert((pkt.src_port, pkt.tag), now);
                 }
                 let src = pkt.src_port as usize;
                 self.ports[q].exp_req[src].push_back(pkt);
@@ -486,8 +541,77 @@ impl SwitchBench {
         if let Ok(p) = decode(frame, origin, &self.gcfg.limits()) {
             ps.up_pay += p.payload_flits() as u64;
         }
+        if origin == Origin::Hub
+            && decode(frame, origin, &self.gcfg.limits())
+                .is_ok_and(|p| p.opcode == Opcode::RspPartial)
+        {
+            // Given to the golden switch when the reduction unit takes it.
+            ps.partials.push_back(frame.to_vec());
+            return;
+        }
         let outs = self.golden.ingress_frame(port, origin, frame);
         self.expect(outs);
+    }
+
+    /// Applies the cycle's load-reduce events to the golden switch: timeouts and
+    /// quarantine ends first (decided on the state before the cycle's partials),
+    /// then the partials the reduction unit took.
+    fn red_events(&mut self, now: u64) -> Result<(), TbError> {
+        // The event ports are per requester, as wide as flit0's tag and src_port.
+        let (tag_w, port_w) = (fields::TAG.width, fields::SRC_PORT.width);
+        for q in 0..self.n {
+            let timeout = self.sim.bit(self.p.red_timeout, q);
+            let expire = self.sim.bit(self.p.red_expire, q);
+            if !timeout && !expire {
+                continue;
+            }
+            let tag = self.sim.get_bits(self.p.red_tag, tag_w * q, tag_w) as u16;
+            let port = self.sim.get_bits(self.p.red_port, port_w * q, port_w) as usize;
+            let what = if timeout { "timeout" } else { "quarantine end" };
+            let missing = self.golden.missing(q, tag).unwrap_or_default();
+            if missing.first() != Some(&port) {
+                return Err(self.mismatch(format!(
+                    "{what} of requester {q}, tag {tag:#x}: the RTL names port {port} as the lowest \
+                     that did not answer, the golden switch's entry misses {missing:?}"
+                )));
+            }
+            if timeout {
+                let age = now - self.opened.get(&(q as u8, tag)).copied().unwrap_or(0);
+                if self.red_timeout == 0 || age < self.red_timeout {
+                    return Err(self.mismatch(format!(
+                        "timeout of requester {q}, tag {tag:#x} after {age} cycles (RedTimeout {})",
+                        self.red_timeout
+                    )));
+                }
+                self.stats.max_timeout_age = self.stats.max_timeout_age.max(age);
+                self.stats.timeouts += 1;
+                let r = self
+                    .golden
+                    .timeout(q, tag)
+                    .map_err(|e| self.mismatch(format!("RTL timeout event: {e}")))?;
+                self.expect(vec![r]);
+            } else {
+                self.stats.expired += 1;
+                let outs = self
+                    .golden
+                    .expire(q, tag)
+                    .map_err(|e| self.mismatch(format!("RTL quarantine end: {e}")))?;
+                self.expect(outs);
+            }
+        }
+        for p in 0..self.n {
+            if !self.sim.bit(self.p.red_take, p) {
+                continue;
+            }
+            let Some(frame) = self.ports[p].partials.pop_front() else {
+                return Err(self.mismatch(format!(
+                    "the reduction unit took a partial from port {p} that hub {p} never sent"
+                )));
+            };
+            let outs = self.golden.ingress_frame(p, Origin::Hub, &frame);
+            self.expect(outs);
+        }
+        Ok(())
     }
 
     fn latency(&mut self, (lo, hi): (u64, u64)) -> u64 {
@@ -660,18 +784,21 @@ impl SwitchBench {
         }
         self.stats.packets_checked += 1;
         self.ports[q].delivered.push(got);
+        self.ports[q].last_delivery = self.sim.cycles();
         Ok(())
     }
 
-    /// The requesters whose traffic may stay outstanding (a dead hub holds their entries).
+    /// The requesters whose traffic may stay outstanding (a dead hub holds their
+    /// entries, and the model has no timeout to free them).
     fn stuck(&self, q: usize) -> bool {
-        self.cfg.dead.iter().any(|(_, r)| *r == q)
+        self.red_timeout == 0 && self.cfg.dead.iter().any(|(_, r)| *r == q)
     }
 
     fn drained(&self) -> bool {
         let ports_done = self.ports.iter().enumerate().all(|(q, ps)| {
             (ps.sm.idle() || self.stuck(q))
                 && ps.hub.idle()
+                && ps.partials.is_empty()
                 && ps.req_rx.is_empty()
                 && ps.rsp_rx.is_empty()
                 && (ps.exp_rsp.is_empty() || self.stuck(q))
@@ -681,7 +808,8 @@ impl SwitchBench {
                     .enumerate()
                     .all(|(s, f)| f.is_empty() || self.stuck(s))
         });
-        ports_done && (!self.cfg.dead.is_empty() || self.golden.pending() == 0)
+        let stuck = self.red_timeout == 0 && !self.cfg.dead.is_empty();
+        ports_done && (stuck || self.golden.pending() == 0)
     }
 
     /// What is still outstanding, per port.
@@ -730,6 +858,9 @@ impl SwitchBench {
         }
         self.sim.cycle()?;
         self.stats.cycles += 1;
+        // The reduction unit's events are about frames accepted in earlier cycles
+        // (the parser stores and forwards), so they come before this cycle's frames.
+        self.red_events(now)?;
         for q in 0..self.n {
             let p = &self.p;
             let s = &self.sim;

@@ -1,8 +1,10 @@
 //! `dysharp_switch` alone against misbehaving GPUs (verif/src/switch_tb.rs):
 //! each misbehaviour class of a hub alone (the right code counted at the right
 //! port, the right `RSP_ERROR`/`RSP_REDUCE` produced, nothing malformed
-//! forwarded), a hub that never answers one requester (only that requester
-//! stalls), and random adversarial runs on `switch_p4` and `switch_p8`.
+//! forwarded), a hub that never answers one requester (its load-reduces time
+//! out, `ERR_TIMEOUT` counted once at that hub's port, and nothing stalls for
+//! good), the throughput of healthy requesters beside a dead hub, and random
+//! adversarial runs on `switch_p4` and `switch_p8`.
 //!
 //! A failing case prints its seed and the command that re-runs it; set
 //! `DYSHARP_VCD=FILE` to write a waveform on that re-run.
@@ -355,16 +357,18 @@ fn malformed_responses_are_dropped_counted_and_never_forwarded() {
     assert!(b.delivered(3).iter().all(|p| p.opcode == Opcode::RspError));
 }
 
-/// Hub 1 never answers requester 0's load-reduces: requester 0's share (2 entries
-/// on switch_p4) fills and its request path stalls, and every other port's
-/// traffic, including load-reduces to hub 1, completes.
+/// Hub 1 never answers requester 0's load-reduces (switch_p4, RedTimeout 1024):
+/// each times out once (`RSP_ERROR` `ERR_TIMEOUT` naming port 1, counted once
+/// there), its entry is quarantined and then expires, requester 0's later
+/// traffic proceeds, and every other port's traffic, including load-reduces to
+/// hub 1, completes: nothing stalls for good.
 #[test]
-fn dead_hub_stalls_only_its_requester() {
+fn dead_hub_times_out_only_its_requester() {
     let mut cfg = config("switch_p4", 0x108);
     cfg.dead = vec![(1, 0)];
     cfg.inject_rate = 0.7;
     cfg.hub_ready_rate = 0.8;
-    let (b, s) = case("dead_hub_stalls_only_its_requester", cfg, 200_000, |b| {
+    let (b, s) = case("dead_hub_times_out_only_its_requester", cfg, 400_000, |b| {
         let mut st = b.stimulus(0x108);
         for i in 0..600 {
             let (p, pkt) = st.any_legal();
@@ -378,7 +382,27 @@ fn dead_hub_stalls_only_its_requester() {
         }
     });
     assert!(s.faults[8] >= 2, "hub 1 withheld {} partials", s.faults[8]);
-    assert!(b.golden.pending() >= 2);
+    assert_eq!(b.golden.pending(), 0, "every entry left the table");
+    // One timeout per withheld partial's entry, each counted once, at port 1.
+    let timeouts: Vec<u64> = (0..4).map(|q| b.error(q, ErrorCode::Timeout)).collect();
+    assert_eq!(timeouts, vec![0, s.timeouts, 0, 0]);
+    assert_eq!(
+        s.timeouts, s.expired,
+        "a dead hub never answers in quarantine"
+    );
+    assert!(s.timeouts >= 120, "{s:?}");
+    assert!(
+        s.max_timeout_age < 400_000 / 4,
+        "a timeout took {} cycles",
+        s.max_timeout_age
+    );
+    let to_0 = b
+        .delivered(0)
+        .iter()
+        .filter(|p| p.tag >= 0x800 && p.opcode == Opcode::RspError)
+        .inspect(|p| assert_eq!((p.ecode, p.src_port), (ErrorCode::Timeout as u8, 1)))
+        .count();
+    assert_eq!(to_0, 120, "requester 0's load-reduces to hub 1");
     for q in 1..4 {
         let reduces = b
             .delivered(q)
@@ -463,7 +487,8 @@ fn random_adversarial_switch_p8() {
 }
 
 /// Misbehaving hubs and a hub (2) that never answers requester 5: requester 5's
-/// share (32 entries) fills and it stalls; every other port's traffic completes.
+/// load-reduces through hub 2 time out (switch_p8, RedTimeout 2048); every
+/// port's traffic completes.
 #[test]
 fn random_adversarial_with_dead_hub_switch_p8() {
     let s = random(
@@ -474,4 +499,110 @@ fn random_adversarial_with_dead_hub_switch_p8() {
         &[(2, 5)],
     );
     assert!(s.faults[8] >= 1, "hub 2 withheld nothing: {s:?}");
+    assert!(s.timeouts >= s.faults[8].min(1), "{s:?}");
+}
+
+/// Legal hubs that often answer later than the timeout (switch_p4, RedTimeout
+/// 1024; late answers 600..3000 cycles): entries time out, late partials meet
+/// them in quarantine (consumed, not counted) or after it expired (orphans,
+/// `ERR_OPCODE`), and same-tag load-reduces wait for the quarantine; the golden
+/// switch, ordered by the RTL's events, agrees on every response and counter.
+#[test]
+fn late_partials_meet_timed_out_entries_switch_p4() {
+    let mut cfg = config("switch_p4", 0x1A7E);
+    cfg.faults = vec![
+        Faults {
+            late: 0.25,
+            ..Faults::default()
+        };
+        4
+    ];
+    cfg.late_latency = (600, 3000);
+    cfg.inject_rate = 0.5;
+    let (b, s) = case(
+        "late_partials_meet_timed_out_entries_switch_p4",
+        cfg,
+        600_000,
+        |b| {
+            let mut st = b.stimulus(0x1A7E);
+            for i in 0..1500 {
+                let (p, pkt) = st.any_legal();
+                b.push(p, &pkt);
+                if i % 4 == 0 {
+                    // Load-reduces to group 0 = {1, 2}, tags reused every 16.
+                    b.push(i % 4, &mc_ld_reduce(0x800 + (i as u16 / 4) % 16, 0, 2));
+                }
+            }
+        },
+    );
+    assert!(s.timeouts >= 10, "{s:?}");
+    assert!(
+        s.expired >= 1,
+        "no quarantine expired before its late partial: {s:?}"
+    );
+    assert!(
+        s.expired < s.timeouts,
+        "no late partial met its quarantined entry: {s:?}"
+    );
+    let orphans: u64 = (0..4).map(|q| b.error(q, ErrorCode::Opcode)).sum();
+    assert!(orphans >= 1, "no late partial after a quarantine");
+    let timeouts: u64 = (0..4).map(|q| b.error(q, ErrorCode::Timeout)).sum();
+    assert_eq!(timeouts, s.timeouts, "each timeout counted once");
+}
+
+/// One hub (7) never answers anyone, every port at full load (switch_p8,
+/// RedTimeout 2048, 32 entries per requester). Requesters 4..7 never ask hub 7:
+/// their load-reduce throughput stays within 10% of the same run with hub 7
+/// healthy. Requesters 0..3 send one load-reduce in 8 through hub 7: each holds
+/// one of their entries for its timeout and quarantine, and the rest of their
+/// load-reduces keep flowing. Prints both throughputs.
+#[test]
+fn dead_hub_leaves_healthy_requesters_throughput_switch_p8() {
+    let run = |dead: bool| {
+        let mut cfg = config("switch_p8", 0xDEAD);
+        // Group 3 = {0..6}: the healthy hubs; group 4 = every port.
+        cfg.groups = vec![0b0110, 0b0010, 0xFF, 0x7F, 0xFF];
+        if dead {
+            cfg.dead = (0..8).map(|r| (7, r)).collect();
+        }
+        let name = if dead {
+            "dead_hub_7"
+        } else {
+            "healthy_baseline"
+        };
+        let (b, s) = case(name, cfg, 2_000_000, |b| {
+            for i in 0..400u16 {
+                for q in 0..8 {
+                    let through_7 = q < 4 && i % 8 == 7;
+                    let group = if through_7 { 4 } else { 3 };
+                    b.push(q, &mc_ld_reduce(0x800 + i, group, 4));
+                }
+            }
+        });
+        let done = |q: usize| {
+            b.delivered(q)
+                .iter()
+                .filter(|p| p.opcode == Opcode::RspReduce)
+                .count() as f64
+        };
+        let count = |q: usize| b.delivered(q).len() as f64;
+        // Throughput of a group of requesters: its reduces over the cycles until its last response.
+        let rate = |qs: std::ops::Range<usize>| {
+            let end = qs.clone().map(|q| b.last_delivery(q)).max().unwrap_or(1);
+            qs.map(done).sum::<f64>() / end as f64
+        };
+        (rate(4..8), rate(0..4), (0..8).map(count).sum::<f64>(), s)
+    };
+    let (healthy_base, mixed_base, n_base, _) = run(false);
+    let (healthy, mixed, n, s) = run(true);
+    eprintln!(
+        "load-reduces per cycle, requesters 4..7: {healthy_base:.4} healthy hub 7, {healthy:.4} dead hub 7 ({:.1}%); \
+         requesters 0..3: {mixed_base:.4}, {mixed:.4}; {} timeouts",
+        100.0 * healthy / healthy_base,
+        s.timeouts
+    );
+    assert_eq!(n_base, 3200.0);
+    assert_eq!(n, 3200.0, "every load-reduce answered");
+    assert_eq!(s.timeouts, 200, "requesters 0..3: 50 each through hub 7");
+    assert!(healthy >= 0.9 * healthy_base, "{healthy} vs {healthy_base}");
 }

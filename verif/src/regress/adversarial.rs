@@ -2,12 +2,16 @@
 //! [`crate::switch_tb`]) with random legal and malformed SM traffic, half the
 //! hubs misbehaving in every class at a seeded rate (request opcodes, orphan,
 //! duplicate and not-asked partials, wrong lengths, forged and malformed
-//! responses, late answers), random backpressure on every stream.
+//! responses, late answers, some later than the model's load-reduce timeout),
+//! one hub that never answers one requester's load-reduces, random backpressure
+//! on every stream.
 //!
 //! Properties, checked by the bench's scoreboard: every packet leaving the
 //! switch is the golden switch's, nothing is lost (the run drains within its
 //! bound, else a hang), per-port error counters equal the golden switch's, flit
-//! counters equal the flits that crossed the ports.
+//! counters equal the flits that crossed the ports, and every timeout the RTL
+//! reports is plausible and agrees with the golden switch (see
+//! [`crate::switch_tb`]).
 
 use super::{Case, CaseFail, Checked, Outcome, Size};
 use crate::switch_tb::{Faults, SwitchBench, SwitchBenchConfig, FAULT_CLASSES};
@@ -36,12 +40,19 @@ pub(crate) fn campaign(
     cfg.sm_ready_rate = stall();
     cfg.hub_ready_rate = stall();
     cfg.hub_inject_rate = stall();
-    cfg.late_latency = (20, 600);
+    let entry = dysharp_registry::Registry::builtin().get(model);
+    let n = entry.and_then(|m| m.ports()).unwrap_or(8);
+    // Late answers reach past the timeout (when the model has one), so late
+    // partials meet timed-out and quarantined entries; one hub never answers
+    // one requester's load-reduces.
+    let timeout = entry
+        .and_then(|m| m.param("RedTimeout"))
+        .map_or(crate::switch_tb::RTL_RED_TIMEOUT as u64, |t| {
+            t.max(0) as u64
+        });
+    cfg.late_latency = (20, 600.max(2 * timeout.min(4096)));
+    cfg.dead = vec![(rng.gen_range(0..n), rng.gen_range(0..n))];
     let odd = rng.gen_bool(0.5) as usize;
-    let n = dysharp_registry::Registry::builtin()
-        .get(model)
-        .and_then(|m| m.ports())
-        .unwrap_or(8);
     cfg.faults = (0..n)
         .map(|q| {
             if q % 2 == odd {
