@@ -44,7 +44,7 @@ survived=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name file expr models <<<"$m"
   if [ -n "${models:-}" ] && [[ " $models " != *" $model "* ]]; then
-    echo "$name: skipped (an equivalent mutant on $model; meaningful on $models)"
+    echo "$name: skipped (absent from, or equivalent to the design on, $model; meaningful on $models)"
     continue
   fi
   cp "$file" "$work/orig"
