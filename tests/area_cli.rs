@@ -149,3 +149,198 @@ fn sram_shaped_memories_are_kept_as_macros() {
     assert_eq!(num(ram, "flop_storage_bits"), 0.0, "{ram}");
     assert_eq!(ram["memories"][0]["mapped_to"], "macro");
 }
+
+/// The pinned Yosys and nextpnr-ecp5 of `tools/setup.sh`, or why a test cannot run; under CI
+/// (`CI` set: `make test` ran the set-up) a missing tool fails the test instead.
+fn fpga_tools(nextpnr: bool) -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut need = vec![".tools/bin/yosys"];
+    if nextpnr {
+        need.push(".tools/bin/nextpnr-ecp5");
+    }
+    for t in need {
+        if !root.join(t).is_file() {
+            let why = format!("{t} is not installed (run tools/setup.sh)");
+            assert!(std::env::var_os("CI").is_none(), "{why}");
+            return Err(why);
+        }
+    }
+    Ok(())
+}
+
+/// The FPGA tests run one after the other (one Yosys or nextpnr at a time on a 2-core
+/// machine).
+static FPGA: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn fpga_of(run: &serde_json::Value) -> &serde_json::Value {
+    let f = &run["fpga"];
+    assert!(f.is_object(), "no fpga section in {run}");
+    for k in ["device", "block", "module", "fmax_note"] {
+        assert!(f[k].is_string(), "{k} of {f}");
+    }
+    for k in ["luts", "ffs", "brams", "bram_kbits", "dsps"] {
+        assert!(f[k].is_u64(), "{k} of {f}");
+        assert!(
+            f["yosys"][k].is_u64() || k == "bram_kbits",
+            "yosys.{k} of {f}"
+        );
+    }
+    assert!(
+        f.get("fmax_mhz").is_some() && f.get("error").is_some(),
+        "{f}"
+    );
+    assert_eq!(run["blocks"].as_array().map(Vec::len), Some(0), "{run}");
+    f
+}
+
+/// FPGA flags that mean nothing for an FPGA target, a list of blocks, an unknown target:
+/// a clean error naming the flag, exit 2, before any tool runs.
+#[test]
+fn fpga_bad_flags_name_the_flag() {
+    for (args, flag) in [
+        (vec!["area", "--target", "fpga"], "--target"),
+        (
+            vec!["area", "--target", "ecp5", "--liberty", "x.lib"],
+            "--liberty",
+        ),
+        (
+            vec!["area", "--target", "xilinx", "--timing-liberty", "x.lib"],
+            "--timing-liberty",
+        ),
+        (
+            vec!["area", "--target", "ecp5", "--memories", "flops"],
+            "--memories",
+        ),
+        (vec!["area", "--target", "ecp5", "--svg", "x.svg"], "--svg"),
+        (
+            vec!["area", "--target", "xilinx", "--csv", "x.csv"],
+            "--csv",
+        ),
+        (
+            vec!["area", "--target", "ecp5", "--blocks", "switch,hub"],
+            "--blocks",
+        ),
+    ] {
+        let o = dysharp(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// `--target ecp5` on `top_p4`'s egress at 2 and 4 ports (synth_ecp5, then nextpnr-ecp5 on
+/// LFE5UM-85F; about 30 s): the report is placed and routed, has an fmax, fits, and more ports
+/// give more LUTs; a crosspoint queue's RAM goes to block RAM; the text report shows the same;
+/// an unknown block is a clean error listing the blocks. No fixed figure.
+#[test]
+fn ecp5_place_and_route_grows_with_ports() {
+    if let Err(why) = fpga_tools(true) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = FPGA.lock().unwrap_or_else(|e| e.into_inner());
+    let base = ["area", "--config", "top_p4", "--target", "ecp5"];
+    let mut args = base.to_vec();
+    args.extend([
+        "--sweep",
+        "NumPorts=2,4",
+        "--blocks",
+        "switch.egress",
+        "--json",
+    ]);
+    let o = dysharp(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    assert_eq!(v["sweep"]["param"], "NumPorts");
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let mut luts = Vec::new();
+    for r in runs {
+        assert_eq!(r["target"], "ecp5");
+        let f = fpga_of(r);
+        assert!(
+            f["device"].as_str().unwrap().starts_with("LFE5UM-85F"),
+            "{f}"
+        );
+        assert_eq!(f["block"], "switch.egress");
+        assert_eq!(f["placed"], true, "{f}");
+        assert!(f["error"].is_null(), "{f}");
+        let fmax = num(f, "fmax_mhz");
+        assert!(fmax > 1.0 && fmax < 1000.0, "fmax {fmax} MHz");
+        assert!(num(f, "luts") > 0.0 && num(f, "ffs") > 0.0, "{f}");
+        for k in ["luts", "ffs", "brams", "dsps"] {
+            assert!(num(f, k) <= num(&f["available"], k), "{k} of {f}");
+        }
+        // nextpnr packs what Yosys mapped: the same order of magnitude of LUTs.
+        let (placed, yosys) = (num(f, "luts"), num(&f["yosys"], "luts"));
+        assert!(placed >= 0.5 * yosys && placed <= 2.0 * yosys, "{f}");
+        assert!(f["cells"]["LUT4"].as_u64().unwrap_or(0) > 0, "{f}");
+        luts.push(placed);
+    }
+    assert!(luts[1] > luts[0], "egress LUT4s at 2, 4 ports: {luts:?}");
+
+    // A crosspoint queue (a registered-read RAM) goes to EBR (cached elaboration of 2 ports).
+    let mut args = base.to_vec();
+    args.extend([
+        "--param",
+        "NumPorts=2",
+        "--blocks",
+        "switch.req_xp",
+        "--json",
+    ]);
+    let o = dysharp(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let f = fpga_of(&v);
+    assert!(num(f, "brams") >= 1.0, "{f}");
+    assert!(num(f, "bram_kbits") * 1024.0 >= (126 * 129) as f64, "{f}");
+
+    // The text report of the 2-port egress (Yosys and nextpnr outputs are reused).
+    let mut args = base.to_vec();
+    args.extend(["--param", "NumPorts=2", "--blocks", "switch.egress"]);
+    let o = dysharp(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for s in ["LUT4", "TRELLIS_FF", "DP16KD", "MULT18X18D", "fmax:", "MHz"] {
+        assert!(text.contains(s), "{s} missing from\n{text}");
+    }
+
+    let mut args = base.to_vec();
+    args.extend(["--param", "NumPorts=2", "--blocks", "nope"]);
+    let o = dysharp(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--blocks") && stderr(&o).contains("switch.egress"));
+}
+
+/// `--target xilinx` (synth_xilinx, no place-and-route) on the 2-port egress: resource counts,
+/// and no fmax, with the reason stated.
+#[test]
+fn xilinx_counts_without_fmax() {
+    if let Err(why) = fpga_tools(false) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = FPGA.lock().unwrap_or_else(|e| e.into_inner());
+    let o = dysharp(&[
+        "area",
+        "--config",
+        "top_p4",
+        "--param",
+        "NumPorts=2",
+        "--target",
+        "xilinx",
+        "--blocks",
+        "switch.egress",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let f = fpga_of(&v);
+    assert_eq!(f["device"], "xc7");
+    assert_eq!(f["placed"], false);
+    assert!(f["fmax_mhz"].is_null() && f["available"].is_null(), "{f}");
+    assert!(f["fmax_note"].as_str().unwrap().contains("no"), "{f}");
+    assert!(num(f, "luts") > 0.0 && num(f, "ffs") > 0.0, "{f}");
+    assert_eq!(num(f, "luts"), num(&f["yosys"], "luts"));
+}
