@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 pub mod scripts {
     /// Lattice ECP5: `synth_ecp5`, the JSON netlist for nextpnr, `stat -json`.
     pub const ECP5: &str = include_str!("../../synth/ecp5.ys");
+    /// Lattice ECP5, LUT mapping and the JSON netlist, from the checkpoint of [`ECP5`].
+    pub const ECP5_LUTS: &str = include_str!("../../synth/ecp5_luts.ys");
     /// AMD/Xilinx 7-series: `synth_xilinx`, `stat -json`.
     pub const XILINX: &str = include_str!("../../synth/xilinx.ys");
 }
@@ -53,6 +55,18 @@ pub const LFE5UM_85F: Ecp5Device = Ecp5Device {
     dsps: 156,
     ram_luts: 10_455,
 };
+
+/// LUT mapping of earlier `synth_ecp5` versions (before ABC9 was its only mapper): latches
+/// to LUTs, then classic ABC to LUTs of 4 to 7 inputs (5–7 become `PFUMX`/`L6MUX21`).
+pub const ECP5_CLASSIC_ABC: &str =
+    "techmap -map +/lattice/latches_map.v\nabc -dress -lut 4:7\nclean";
+
+/// Whether a Yosys run stopped because the WebAssembly call stack ran out (ABC9's XAIGER
+/// writer recurses along combinational paths, and a deep netlist exhausts it).
+fn stack_exhausted(root: &Path, out: &str, name: &str) -> bool {
+    std::fs::read_to_string(root.join(format!("{out}/{name}.stdout")))
+        .is_ok_and(|t| t.contains("call stack exhausted"))
+}
 
 /// The Xilinx family `synth_xilinx` maps to (no device: counts only).
 pub const XILINX_FAMILY: &str = "xc7";
@@ -423,6 +437,10 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
     // Its own folder (the elaboration is cheap), keyed by the FPGA script and device too.
     let dev = LFE5UM_85F;
     let mut h = fnv(template.as_bytes(), 0xcbf29ce484222325);
+    if target == Target::Ecp5 {
+        h = fnv(scripts::ECP5_LUTS.as_bytes(), h);
+        h = fnv(ECP5_CLASSIC_ABC.as_bytes(), h);
+    }
     h = fnv(dev.nextpnr_args.join(" ").as_bytes(), h);
     let out = format!("{}-{tname}-{:08x}", flow.out_dir(cfg, &files)?, h as u32);
     let modules = flow.elaborate(cfg, &files, &out)?;
@@ -445,31 +463,86 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
     })?
     .clone();
     let id = &block.id;
-    let done = format!("{out}/{id}.{tname}.done.txt");
+    let step = |script: &str, name: &str, done: &str| -> Result<(), String> {
+        if root.join(format!("{out}/{done}")).is_file() {
+            return Ok(());
+        }
+        let pb = spinner(progress, &format!("synth_{tname} {}", block.name));
+        let status = flow
+            .run_script(script, &out, name)
+            .map_err(|e| e.to_string())?
+            .wait()
+            .map_err(|e| e.to_string())?;
+        pb.finish_and_clear();
+        if status.success() && root.join(format!("{out}/{done}")).is_file() {
+            Ok(())
+        } else {
+            Err(flow.log_error(&out, name))
+        }
+    };
+    let fail = |msg: String| AreaError::Synthesis {
+        block: format!("{} (synth_{tname})", block.name),
+        msg,
+    };
+    let vars = [("out", out.as_str()), ("id", id), ("module", &block.rep)];
     let mut cmds = vec![format!(
         "yosys -s {out}/{id}.{tname}.ys (synth_{tname} -top {})",
         block.rep
     )];
-    if !root.join(&done).is_file() {
-        let script = render(
-            template,
-            &[("out", &out), ("id", id), ("module", &block.rep)],
+    let first_done = match target {
+        Target::Ecp5 => format!("{id}.ecp5.pre.done.txt"),
+        _ => format!("{id}.{tname}.done.txt"),
+    };
+    step(
+        &render(template, &vars),
+        &format!("{id}.{tname}"),
+        &first_done,
+    )
+    .map_err(fail)?;
+    if target == Target::Ecp5 {
+        let done = format!("{id}.ecp5.done.txt");
+        let classic = format!("{id}.ecp5_abc");
+        let abc9 = render(
+            scripts::ECP5_LUTS,
+            &[
+                (
+                    "map_luts",
+                    "synth_ecp5 -top {module} -run map_luts:map_cells",
+                ),
+                ("out", &out),
+                ("id", id),
+                ("module", &block.rep),
+            ],
         );
-        let pb = spinner(progress, &format!("synth_{tname} {}", block.name));
-        let name = format!("{id}.{tname}");
-        let status =
-            flow.run_script(&script, &out, &name)?
-                .wait()
-                .map_err(|e| AreaError::Tool {
-                    tool: "yosys".into(),
-                    msg: e.to_string(),
-                })?;
-        pb.finish_and_clear();
-        if !status.success() || !root.join(&done).is_file() {
-            return Err(AreaError::Synthesis {
-                block: format!("{} (synth_{tname})", block.name),
-                msg: flow.log_error(&out, &name),
-            });
+        let classic_used = root.join(format!("{out}/{classic}.ys")).is_file();
+        if !classic_used {
+            if let Err(msg) = step(&abc9, &format!("{id}.ecp5_luts"), &done) {
+                if !stack_exhausted(root, &out, &format!("{id}.ecp5_luts")) {
+                    return Err(fail(msg));
+                }
+            }
+        }
+        if root.join(format!("{out}/{classic}.ys")).is_file()
+            || !root.join(format!("{out}/{done}")).is_file()
+        {
+            let script = render(
+                scripts::ECP5_LUTS,
+                &[
+                    ("map_luts", ECP5_CLASSIC_ABC),
+                    ("out", &out),
+                    ("id", id),
+                    ("module", &block.rep),
+                ],
+            );
+            step(&script, &classic, &done).map_err(fail)?;
+            cmds.push(format!(
+                "yosys -s {out}/{classic}.ys (LUT mapping with abc -dress -lut 4:7: ABC9 ran \
+                 out of WebAssembly call stack, see {out}/{id}.ecp5_luts.stdout)"
+            ));
+        } else {
+            cmds.push(format!(
+                "yosys -s {out}/{id}.ecp5_luts.ys (LUT mapping with ABC9)"
+            ));
         }
     }
     let stat_path = format!("{out}/{id}.{tname}.stat.json");
