@@ -344,3 +344,47 @@ fn xilinx_counts_without_fmax() {
     assert!(num(f, "luts") > 0.0 && num(f, "ffs") > 0.0, "{f}");
     assert_eq!(num(f, "luts"), num(&f["yosys"], "luts"));
 }
+
+/// A design larger than LFE5UM-85F (crosspoint queues 32768 flits deep: more 18 Kbit block
+/// RAMs than the device has; about 10 s, nextpnr is not run): exit 1, a typed error naming the
+/// resource, and Yosys' counts still reported.
+#[test]
+fn ecp5_does_not_fit_names_the_resource() {
+    if let Err(why) = fpga_tools(true) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = FPGA.lock().unwrap_or_else(|e| e.into_inner());
+    let o = dysharp(&[
+        "area",
+        "--config",
+        "top_p4",
+        "--param",
+        "NumPorts=2",
+        "--param",
+        "XpDepth=32768",
+        "--target",
+        "ecp5",
+        "--blocks",
+        "switch.req_xp",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not fit") && stderr(&o).contains("DP16KD"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let f = fpga_of(&v);
+    let e = &f["error"];
+    assert_eq!(e["resource"], "DP16KD", "{f}");
+    assert!(num(e, "used") > num(e, "available"), "{e}");
+    assert_eq!(num(e, "available"), num(&f["available"], "brams"));
+    assert_eq!(f["placed"], false);
+    assert!(f["fmax_mhz"].is_null(), "{f}");
+    assert!(
+        num(f, "luts") > 0.0 && num(f, "brams") == num(e, "used"),
+        "{f}"
+    );
+}
