@@ -3,6 +3,8 @@
 #[macro_use]
 mod output;
 mod area;
+#[cfg(feature = "rtl")]
+mod bench_sim_cmd;
 mod chart;
 mod commands;
 #[cfg(feature = "rtl")]
@@ -152,6 +154,10 @@ enum Command {
     /// input, reset, trace replays) over the built configurations; see docs/verification.md.
     Regress(regress_cmd::RegressArgs),
     #[cfg(feature = "rtl")]
+    /// Simulation speed of one RTL model: the bench with its full scoreboard, a bare Rust loop
+    /// and a bare C++ loop over the same recorded inputs (docs/perf.md).
+    BenchSim(bench_sim_cmd::BenchSimArgs),
+    #[cfg(feature = "rtl")]
     /// Line and toggle coverage of the RTL under the regression: lcov file, HTML report and
     /// JSON summary (needs a build with `--features coverage`; `make coverage`).
     Coverage(coverage_cmd::CoverageArgs),
@@ -207,6 +213,8 @@ fn main() -> ExitCode {
         }
         Command::Golden { cmd } => return golden_cmd::main(cmd),
         Command::Area(args) => return area::main(args),
+        #[cfg(feature = "rtl")]
+        Command::BenchSim(args) => bench_sim_cmd::run(&args),
         #[cfg(feature = "rtl")]
         Command::Coverage(args) => coverage_cmd::run(&args, &regress_cmd::coverage_workload)
             .map_err(commands::CliError::Message),

@@ -207,7 +207,7 @@ fn errors_name_file_line_and_field() {
 fn every_subcommand_has_help() {
     let mut subs = vec!["gen", "stats", "replay", "demo", "gen-pkg", "golden"];
     if cfg!(feature = "rtl") {
-        subs.extend(["regress", "coverage"]);
+        subs.extend(["regress", "coverage", "bench-sim"]);
     }
     for sub in subs {
         let out = ok(&[sub, "--help"]);
@@ -303,6 +303,53 @@ fn regress_plans_shards_and_rejects_bad_flags() {
             "seed",
         ),
         (&["regress", "--case", "stream/top_p8"][..], "--seed"),
+    ] {
+        let e = err(args);
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
+}
+
+/// `bench-sim` on the smallest model: the three speeds are measured (positive,
+/// and the ratios are theirs), the replays end where the bench did (checked
+/// inside: an error otherwise), and bad flags fail cleanly.
+#[cfg(feature = "rtl")]
+#[test]
+fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
+    let out = ok(&[
+        "bench-sim",
+        "--model",
+        "top_p4",
+        "--cycles",
+        "3000",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["model"], "top_p4");
+    assert_eq!(j["cycles"], 3000);
+    assert!(j["packets_checked"].as_u64().unwrap() > 50, "{j}");
+    let speed = |k: &str| j[k].as_f64().unwrap();
+    for k in [
+        "rust_cycles_per_s",
+        "rust_bare_cycles_per_s",
+        "cpp_cycles_per_s",
+    ] {
+        assert!(speed(k) > 0.0, "{k}: {j}");
+    }
+    let ratio = speed("rust_cycles_per_s") / speed("cpp_cycles_per_s");
+    assert!(
+        (speed("ratio") - ratio).abs() < 1e-9 * ratio.max(1.0),
+        "{j}"
+    );
+    let text = ok(&["bench-sim", "--model", "top_p4", "--cycles", "200"]);
+    assert!(
+        text.contains("C++ loop") && text.contains("ratio"),
+        "{text}"
+    );
+    for (args, needle) in [
+        (&["bench-sim", "--model", "top_p9"][..], "top_p9"),
+        (&["bench-sim", "--model", "switch_p4"][..], "dysharp_top"),
+        (&["bench-sim", "--cycles", "0"][..], "--cycles"),
+        (&["bench-sim", "--seed", "0"][..], "--seed"),
     ] {
         let e = err(args);
         assert!(e.contains(needle), "{args:?}: {e}");

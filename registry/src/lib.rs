@@ -30,13 +30,23 @@ pub enum Use {
     Regress,
     /// Also built as `<name>_cov` with line and toggle coverage.
     Coverage,
+    /// Also built as `<name>_fast` (feature `speed`): the speed variant, without
+    /// assertions and tracing, optimised harder (docs/perf.md).
+    Speed,
     /// A configuration of `dysharp area --config`.
     Synth,
 }
 
 impl Use {
     /// Every use, in declaration order.
-    pub const ALL: [Use; 5] = [Use::Sim, Use::Lint, Use::Regress, Use::Coverage, Use::Synth];
+    pub const ALL: [Use; 6] = [
+        Use::Sim,
+        Use::Lint,
+        Use::Regress,
+        Use::Coverage,
+        Use::Speed,
+        Use::Synth,
+    ];
 
     /// The name used in `rtl/models.toml`.
     pub fn name(self) -> &'static str {
@@ -45,6 +55,7 @@ impl Use {
             Use::Lint => "lint",
             Use::Regress => "regress",
             Use::Coverage => "coverage",
+            Use::Speed => "speed",
             Use::Synth => "synth",
         }
     }
@@ -192,6 +203,12 @@ impl Registry {
             }
             if m.has(Use::Coverage) && !m.has(Use::Sim) {
                 return Err(bad("`coverage` needs `sim` (the coverage model is a variant of the simulation model)".into()));
+            }
+            if m.has(Use::Speed) && !m.has(Use::Sim) {
+                return Err(bad(
+                    "`speed` needs `sim` (the speed model is a variant of the simulation model)"
+                        .into(),
+                ));
             }
             if m.has(Use::Regress) {
                 if !m.has(Use::Sim) {

@@ -15,6 +15,10 @@ public:
     // (what the rising edge samples), then raise the clock. Returns the number of
     // assertion failures / $error calls the cycle raised.
     virtual uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) = 0;
+    // Cycles as `cycle` for each `in.size() / in_words` consecutive input records, in one call
+    // (no FFI and no bench between cycles: the C++ floor of a recorded run). `out` holds the
+    // last cycle's outputs. Returns the assertion failures raised.
+    virtual uint64_t replay(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) = 0;
     // Apply inputs and settle without a clock edge (combinational models).
     virtual uint64_t settle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) = 0;
     // Start writing a VCD waveform; false if the file cannot be opened.

@@ -12,6 +12,9 @@ pub mod bridge {
         fn new_model(kind: u32, seed: u64) -> UniquePtr<Model>;
         /// One clock cycle; returns the assertion failures it raised.
         fn cycle(self: Pin<&mut Model>, inputs: &[u32], outputs: &mut [u32]) -> u64;
+        /// `cycle` once per `in_words` words of `inputs`, in one call; the
+        /// outputs of the last cycle; the assertion failures raised.
+        fn replay(self: Pin<&mut Model>, inputs: &[u32], outputs: &mut [u32]) -> u64;
         /// Settles combinational logic without a clock edge.
         fn settle(self: Pin<&mut Model>, inputs: &[u32], outputs: &mut [u32]) -> u64;
         /// Starts a VCD waveform.

@@ -2,6 +2,7 @@
 //! Rust through a thin C++ shim (one FFI call per cycle), and checked against the
 //! golden model of `dysharp-sim`.
 
+pub mod bench_sim;
 pub mod coverage;
 pub mod diff;
 mod ffi;

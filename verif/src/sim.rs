@@ -141,6 +141,8 @@ pub struct Sim {
     outputs: Vec<u32>,
     /// Folder the coverage file goes to; `None` when not collecting (or written).
     coverage_dir: Option<PathBuf>,
+    /// The input words of every cycle since [`Sim::record_inputs`], if recording.
+    recording: Option<Vec<u32>>,
 }
 
 fn get_bits(words: &[u32], offset: usize, lsb: usize, width: usize) -> u128 {
@@ -208,6 +210,7 @@ impl Sim {
             inputs: vec![0; info.in_words],
             outputs: vec![0; info.out_words],
             coverage_dir: coverage_dir.map(|(_, d)| d),
+            recording: None,
         })
     }
 
@@ -310,6 +313,9 @@ impl Sim {
     /// Runs one clock cycle. The outputs afterwards are the values the rising edge
     /// sampled (so `valid && ready` on them means a transfer happened this cycle).
     pub fn cycle(&mut self) -> Result<(), SimError> {
+        if let Some(r) = &mut self.recording {
+            r.extend_from_slice(&self.inputs);
+        }
         let n = self.model.cycles();
         let fails = self.model.pin_mut().cycle(&self.inputs, &mut self.outputs);
         if fails > 0 {
@@ -320,6 +326,44 @@ impl Sim {
             });
         }
         Ok(())
+    }
+
+    /// Records the input words of every later cycle (see [`Sim::replay`]).
+    pub fn record_inputs(&mut self) {
+        self.recording.get_or_insert_with(Vec::new);
+    }
+
+    /// The input words recorded so far ([`ModelInfo::in_words`] per cycle);
+    /// recording stops.
+    pub fn take_recording(&mut self) -> Vec<u32> {
+        self.recording.take().unwrap_or_default()
+    }
+
+    /// Runs one cycle with `inputs` as the packed input words (a record of
+    /// [`Sim::take_recording`]); the current inputs become `inputs`.
+    pub fn cycle_with(&mut self, inputs: &[u32]) -> Result<(), SimError> {
+        self.inputs.copy_from_slice(inputs);
+        self.cycle()
+    }
+
+    /// Runs one cycle per record of `words` inside the model's C++ (one call, no
+    /// bench in between): the floor a Rust bench is measured against.
+    pub fn replay(&mut self, words: &[u32]) -> Result<(), SimError> {
+        let n = self.model.cycles();
+        let fails = self.model.pin_mut().replay(words, &mut self.outputs);
+        if fails > 0 {
+            return Err(SimError::Assertion {
+                model: self.info.name,
+                cycle: n,
+                count: fails,
+            });
+        }
+        Ok(())
+    }
+
+    /// The packed output words of the last cycle.
+    pub fn outputs(&self) -> &[u32] {
+        &self.outputs
     }
 
     /// Settles combinational logic with the current inputs, without a clock edge.

@@ -46,6 +46,9 @@ pub struct BenchConfig {
     /// `[start, end)` ranges (the identity-addressed scratch of WRITE/MC_ST);
     /// any other write fails the run. `None`: no region check.
     pub write_regions: Option<Vec<(u64, u64)>>,
+    /// Record the model's input words of every cycle from reset on
+    /// ([`Bench::take_recording`], for `dysharp bench-sim`).
+    pub record_inputs: bool,
 }
 
 impl BenchConfig {
@@ -62,6 +65,7 @@ impl BenchConfig {
             mem_latency: (1, 1),
             vcd: None,
             write_regions: None,
+            record_inputs: false,
         }
     }
 }
@@ -317,6 +321,9 @@ impl Bench {
     /// Builds the model, resets it and programs the configuration.
     pub fn new(cfg: BenchConfig) -> Result<Bench, TbError> {
         let mut sim = Sim::new(&cfg.model, cfg.seed)?;
+        if cfg.record_inputs {
+            sim.record_inputs();
+        }
         let p = Ports::new(&sim)?;
         let gcfg = golden_config(&sim, &cfg);
         if cfg.groups.len() > gcfg.groups.len() {
@@ -376,6 +383,12 @@ impl Bench {
         self.sim.set(p.log2_bsize, h.log2_bsize as u128);
         self.sim.set(p.log2_al, h.log2_al_entries as u128);
         self.sim.set(p.log2_slots, h.log2_slots as u128);
+    }
+
+    /// The model's input words of every cycle so far, if `record_inputs` was set
+    /// (recording stops), and its outputs of the last cycle.
+    pub fn take_recording(&mut self) -> (Vec<u32>, Vec<u32>) {
+        (self.sim.take_recording(), self.sim.outputs().to_vec())
     }
 
     /// Holds reset for `cycles` cycles, then releases it.

@@ -1,0 +1,121 @@
+//! How fast a model simulates, and where the time goes (`dysharp bench-sim`).
+//!
+//! One stimulus, driven three ways on the same model with the same seed:
+//! 1. the top-level bench ([`Bench`]) with the full scoreboard, random legal
+//!    traffic of every op at line rate, recording the model's input words of
+//!    every cycle;
+//! 2. a Rust loop that feeds the recorded words back, one FFI call per cycle
+//!    and nothing else (the bench's and scoreboard's cost removed);
+//! 3. the model's own C++ loop over the recorded words ([`Sim::replay`]: one
+//!    call for the whole run), the floor for this model on this machine.
+//!
+//! Replays 2 and 3 must end with the outputs of run 1 (the model is
+//! deterministic for a seed), which checks that the recording is complete.
+
+use crate::sim::Sim;
+use crate::stimulus::Stimulus;
+use crate::tb::{Bench, BenchConfig, TbError};
+use serde::Serialize;
+use std::time::Instant;
+
+/// The measured speeds of one model.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchSimReport {
+    /// Model name.
+    pub model: String,
+    /// Cycles run by the bench after reset (the replays also run the reset cycles).
+    pub cycles: u64,
+    /// Packets the scoreboard checked in run 1.
+    pub packets_checked: u64,
+    /// Run 1: the Rust bench with the full scoreboard.
+    pub rust_cycles_per_s: f64,
+    /// Run 2: a Rust loop over the recorded inputs, one FFI call per cycle.
+    pub rust_bare_cycles_per_s: f64,
+    /// Run 3: the model's C++ loop over the recorded inputs.
+    pub cpp_cycles_per_s: f64,
+    /// `rust_cycles_per_s / cpp_cycles_per_s`.
+    pub ratio: f64,
+    /// `rust_bare_cycles_per_s / cpp_cycles_per_s`: the cost of the FFI and the
+    /// per-cycle word copies alone.
+    pub bare_ratio: f64,
+    /// The machine's 1-minute load average when the measurement started (`None`
+    /// where `/proc/loadavg` cannot be read).
+    pub load_average: Option<f64>,
+}
+
+/// Runs the three measurements on `model` (a `dysharp_top` model) for `cycles`
+/// cycles of traffic.
+pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, TbError> {
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok());
+    let mut cfg = BenchConfig::new(model, seed);
+    cfg.record_inputs = true;
+    let mut b = Bench::new(cfg)?;
+    let mut st = Stimulus::new(&b.golden.cfg, seed);
+    let keep_queued = 4 * b.ports();
+    let start = b.cycles();
+    let t = Instant::now();
+    while b.cycles() - start < cycles {
+        while b.queued() < keep_queued {
+            let (p, pkt) = st.any_legal();
+            b.push(p, &pkt);
+        }
+        b.step()?;
+    }
+    let rust_s = t.elapsed().as_secs_f64();
+    let packets_checked = b.stats().packets_checked;
+    let (words, want) = b.take_recording();
+    drop(b);
+
+    let mut sim = Sim::new(model, seed)?;
+    let per = sim.info().in_words.max(1);
+    let recorded = (words.len() / per) as f64;
+    let t = Instant::now();
+    for rec in words.chunks_exact(per) {
+        sim.cycle_with(rec)?;
+    }
+    let bare_s = t.elapsed().as_secs_f64();
+    same_outputs(&sim, &want, "the Rust replay")?;
+
+    let mut sim = Sim::new(model, seed)?;
+    let t = Instant::now();
+    sim.replay(&words)?;
+    let cpp_s = t.elapsed().as_secs_f64();
+    same_outputs(&sim, &want, "the C++ replay")?;
+
+    let rate = |n: f64, s: f64| n / s.max(1e-9);
+    let rust = rate(cycles as f64, rust_s);
+    let bare = rate(recorded, bare_s);
+    let cpp = rate(recorded, cpp_s);
+    Ok(BenchSimReport {
+        model: model.into(),
+        cycles,
+        packets_checked,
+        rust_cycles_per_s: rust,
+        rust_bare_cycles_per_s: bare,
+        cpp_cycles_per_s: cpp,
+        ratio: rust / cpp,
+        bare_ratio: bare / cpp,
+        load_average,
+    })
+}
+
+fn same_outputs(sim: &Sim, want: &[u32], what: &str) -> Result<(), TbError> {
+    if sim.outputs() == want {
+        return Ok(());
+    }
+    let first = sim
+        .outputs()
+        .iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .unwrap_or(0);
+    Err(TbError::Mismatch {
+        cycle: sim.cycles(),
+        what: format!(
+            "{what} of the recorded inputs ends with other outputs than the bench run \
+             (first differing output word {first}): the model is not deterministic for its seed"
+        ),
+    })
+}
