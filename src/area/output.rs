@@ -43,15 +43,19 @@ fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
     } else {
         ["LUT", "FD*", "RAMB18/36", "DSP48E1"]
     };
-    let _ = writeln!(
-        s,
-        "{:<16} {:>10} {:>10} {:>7} {:>10}",
-        "resource",
-        if f.placed { "placed" } else { "-" },
-        "available",
-        "use%",
-        "yosys"
-    );
+    if ecp5 {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>10} {:>10} {:>7} {:>10}",
+            "resource",
+            if f.placed { "placed" } else { "-" },
+            "available",
+            "use%",
+            "yosys"
+        );
+    } else {
+        let _ = writeln!(s, "{:<16} {:>10}", "resource", "yosys");
+    }
     let rows = [
         (f.luts, f.available.as_ref().map(|a| a.luts), f.yosys.luts),
         (f.ffs, f.available.as_ref().map(|a| a.ffs), f.yosys.ffs),
@@ -68,13 +72,12 @@ fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
         } else {
             "-".into()
         };
-        let (a, pct) = match avail {
-            Some(a) => (
-                a.to_string(),
-                format!("{:.1}%", 100.0 * y.max(used) as f64 / a.max(1) as f64),
-            ),
-            None => ("-".into(), "-".into()),
+        let Some(a) = avail else {
+            let _ = writeln!(s, "{name:<16} {y:>10}");
+            continue;
         };
+        let n = if f.placed { used } else { y };
+        let pct = format!("{:.1}%", 100.0 * n as f64 / a.max(1) as f64);
         let _ = writeln!(s, "{name:<16} {placed:>10} {a:>10} {pct:>7} {y:>10}");
     }
     let _ = writeln!(s, "block RAM: {} Kbit", f.bram_kbits);
