@@ -719,9 +719,17 @@ impl Bench {
             // Requests accepted from the SM.
             let req_fire = s.bit(p.req_ready, q) && self.gpus[q].offering;
             let rsp_fire = s.bit(p.rsp_valid, q) && sm_ready[q];
-            let rsp_flit = (s.get_bits(p.rsp_data, 128 * q, 128), s.bit(p.rsp_last, q));
             let mon = s.bit(p.mon_valid, q);
-            let mon_flit = (s.get_bits(p.mon_data, 128 * q, 128), s.bit(p.mon_last, q));
+            // Flits are read only when they move (most cycles most ports are idle).
+            let flit = |on: bool, data: Port, last: Port| {
+                if on {
+                    (s.get_bits(data, 128 * q, 128), s.bit(last, q))
+                } else {
+                    (0, false)
+                }
+            };
+            let rsp_flit = flit(rsp_fire, p.rsp_data, p.rsp_last);
+            let mon_flit = flit(mon, p.mon_data, p.mon_last);
             let mem_fire = s.bit(p.mem_valid, q) && mem_ready[q];
             // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
             let w = self.mem_lines;
