@@ -323,6 +323,11 @@ impl Sim {
         }
         let n = self.model.cycles();
         let fails = self.model.pin_mut().cycle(&self.inputs, &mut self.outputs);
+        self.failures(n, fails)
+    }
+
+    /// The assertion failures a call starting at cycle `n` raised, as an error.
+    fn failures(&self, n: u64, fails: u64) -> Result<(), SimError> {
         if fails > 0 {
             return Err(SimError::Assertion {
                 model: self.info.name,
@@ -356,14 +361,7 @@ impl Sim {
     pub fn replay(&mut self, words: &[u32]) -> Result<(), SimError> {
         let n = self.model.cycles();
         let fails = self.model.pin_mut().replay(words, &mut self.outputs);
-        if fails > 0 {
-            return Err(SimError::Assertion {
-                model: self.info.name,
-                cycle: n,
-                count: fails,
-            });
-        }
-        Ok(())
+        self.failures(n, fails)
     }
 
     /// The packed output words of the last cycle.
@@ -374,14 +372,7 @@ impl Sim {
     /// Settles combinational logic with the current inputs, without a clock edge.
     pub fn settle(&mut self) -> Result<(), SimError> {
         let fails = self.model.pin_mut().settle(&self.inputs, &mut self.outputs);
-        if fails > 0 {
-            return Err(SimError::Assertion {
-                model: self.info.name,
-                cycle: self.model.cycles(),
-                count: fails,
-            });
-        }
-        Ok(())
+        self.failures(self.model.cycles(), fails)
     }
 
     /// Cycles run so far.
