@@ -17,25 +17,25 @@ fn indent(r: &AreaReport, i: usize) -> usize {
     d
 }
 
+/// A report's parameter overrides as `K=V ...` ("RTL defaults" when none) and its target's name.
+fn config_words(r: &AreaReport) -> (String, String) {
+    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let params = if params.is_empty() {
+        "RTL defaults".to_string()
+    } else {
+        params.join(" ")
+    };
+    (params, format!("{:?}", r.target).to_lowercase())
+}
+
 /// The FPGA resources of a report of an FPGA target.
 fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
     let mut s = String::new();
-    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let (params, target) = config_words(r);
     let _ = writeln!(
         s,
         "{} ({}) {} [{}], block {} ({}, flat), device {}, {:.0} s",
-        r.config,
-        r.top,
-        if params.is_empty() {
-            "RTL defaults".to_string()
-        } else {
-            params.join(" ")
-        },
-        format!("{:?}", r.target).to_lowercase(),
-        f.block,
-        f.module,
-        f.device,
-        r.seconds
+        r.config, r.top, params, target, f.block, f.module, f.device, r.seconds
     );
     let ecp5 = f.available.is_some();
     let names: [&str; 4] = if ecp5 {
@@ -102,21 +102,11 @@ pub fn table(r: &AreaReport) -> String {
         return fpga_table(r, f);
     }
     let mut s = String::new();
-    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let (params, target) = config_words(r);
     let _ = writeln!(
         s,
         "{} ({}) {} [{}], cells: {}, memories: {:?}, {:.0} s",
-        r.config,
-        r.top,
-        if params.is_empty() {
-            "RTL defaults".to_string()
-        } else {
-            params.join(" ")
-        },
-        format!("{:?}", r.target).to_lowercase(),
-        r.cell_model,
-        r.memories,
-        r.seconds
+        r.config, r.top, params, target, r.cell_model, r.memories, r.seconds
     );
     let _ = writeln!(
         s,
