@@ -36,16 +36,17 @@
 //
 // Bounded wait (spec §5.3, RedTimeout cycles; 0 = off): a global epoch counter ticks every
 // ceil(RedTimeout/2) cycles and every live entry keeps a 2-bit age (cleared at allocation,
-// saturating at 3), so an entry is *old* between RedTimeout and 1.5*RedTimeout+1 cycles after it
-// was allocated. An old entry that still misses a partial (and has none half-received) is picked by
-// its result engine like a completed one and answered with one RSP_ERROR flit, ERR_TIMEOUT, src_port
-// the lowest port that has not answered (tmo_o / evt_port_o: the switch counts it there). It then
-// stays in the table as a quarantined ("zombie") entry: still valid, so a new ld_reduce with the same
-// (requester, tag) waits (alloc dup check) and a late partial from a port that had not answered
-// still matches it and is consumed (payload discarded, no count). Its age restarts; the engine frees
-// it when every expected port has answered or when it is old again (expire_o: a partial that
-// arrives afterwards is an orphan). A flit0 that arrives in the very cycle its entry is freed is an
-// orphan too (the free wins). An entry is never freed while a port is inside one of its partials.
+// saturating at 3), so an entry is *old* between RedTimeout and 3*ceil(RedTimeout/2)+1 cycles
+// after it was allocated. An old entry that still misses a partial (and has none half received)
+// is picked by its result engine like a completed one and answered with one RSP_ERROR flit,
+// ERR_TIMEOUT, src_port the lowest port that has not answered (tmo_o / evt_port_o: the switch
+// counts it there). It then stays in the table as a quarantined ("zombie") entry: still valid,
+// so a new ld_reduce with the same (requester, tag) waits (alloc dup check), and a late partial
+// from a port that had not answered still matches it and is consumed (payload discarded, no
+// count). Its age restarts; the engine frees it when every expected port has answered or when
+// it is old again (expire_o: a partial that arrives afterwards is an orphan). A flit0 that
+// arrives in the very cycle its entry is freed is an orphan too (the free wins). An entry is
+// never freed while a port is inside one of its partials.
 
 module dysharp_reduce_unit
   import dysharp_pkg::*;
@@ -544,7 +545,8 @@ module dysharp_reduce_unit
       f0.route = RouteWidth'(q);
       if (cur_err_q) begin
         f0.opcode   = OpRspError;
-        f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout) : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
+        f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout)
+                                : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
         f0.src_port = SrcPortWidth'(cur_ep_q);
       end else begin
         f0.opcode   = OpRspReduce;
