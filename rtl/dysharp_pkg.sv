@@ -109,6 +109,73 @@ package dysharp_pkg;
   localparam logic AccF32 = 1'b0;
   localparam logic AccNative = 1'b1;
 
+  // Opcode predicates of the codec (sim/src/packet/mod.rs, impl Opcode): bit o of a mask
+  // is the predicate of opcode o. One mask lookup per use, in silicon and in a simulator.
+  // an SM's request (0x1-0x6): Opcode::is_request
+  localparam logic [15:0] OpRequestMask = 16'h007e;
+  // a response a hub may send: Opcode::is_hub_response
+  localparam logic [15:0] OpHubResponseMask = 16'h0b00;
+  // a store (byte-enable flit and payload): Opcode::is_store
+  localparam logic [15:0] OpStoreMask = 16'h002a;
+  // a dynamic op (target list): Opcode::is_dynamic
+  localparam logic [15:0] OpDynMask = 16'h0060;
+  // a load-reduce request: Opcode::is_ld_reduce
+  localparam logic [15:0] OpLdReduceMask = 16'h0050;
+  // a static-group (NVLS) op, route = group: Opcode::is_static_multicast
+  localparam logic [15:0] OpMcMask = 16'h0018;
+  // a request whose stage must be Combine (1): Opcode::required_stage
+  localparam logic [15:0] OpCombineStageMask = 16'h0040;
+  // a request whose stage must be Dispatch (0): Opcode::required_stage
+  localparam logic [15:0] OpDispatchStageMask = 16'h003e;
+  // Carries `len` payload flits (Opcode::carries_payload), with ecode 0 and with an error.
+  localparam logic [15:0] OpPayloadMask = 16'h072a;
+  localparam logic [15:0] OpPayloadErrMask = 16'h052a;
+  // `len` is checked against 1..MaxLen (Opcode::len_checked), with ecode 0 and with an error.
+  localparam logic [15:0] OpLenMask = 16'h077e;
+  localparam logic [15:0] OpLenErrMask = 16'h057e;
+
+  function automatic logic op_is_request(input logic [OpcodeWidth-1:0] op);
+    return OpRequestMask[op];
+  endfunction
+
+  function automatic logic op_is_hub_response(input logic [OpcodeWidth-1:0] op);
+    return OpHubResponseMask[op];
+  endfunction
+
+  function automatic logic op_is_store(input logic [OpcodeWidth-1:0] op);
+    return OpStoreMask[op];
+  endfunction
+
+  function automatic logic op_is_dyn(input logic [OpcodeWidth-1:0] op);
+    return OpDynMask[op];
+  endfunction
+
+  function automatic logic op_is_ld_reduce(input logic [OpcodeWidth-1:0] op);
+    return OpLdReduceMask[op];
+  endfunction
+
+  function automatic logic op_is_mc(input logic [OpcodeWidth-1:0] op);
+    return OpMcMask[op];
+  endfunction
+
+  function automatic logic op_needs_combine(input logic [OpcodeWidth-1:0] op);
+    return OpCombineStageMask[op];
+  endfunction
+
+  function automatic logic op_needs_dispatch(input logic [OpcodeWidth-1:0] op);
+    return OpDispatchStageMask[op];
+  endfunction
+
+  function automatic logic op_carries_payload(input logic [OpcodeWidth-1:0] op,
+    input logic [EcodeWidth-1:0] ecode);
+    return (ecode == '0) ? OpPayloadMask[op] : OpPayloadErrMask[op];
+  endfunction
+
+  function automatic logic op_len_checked(input logic [OpcodeWidth-1:0] op,
+    input logic [EcodeWidth-1:0] ecode);
+    return (ecode == '0) ? OpLenMask[op] : OpLenErrMask[op];
+  endfunction
+
   // CRC-8/SMBUS (poly 0x07, init 0) over flit0 bits 119:0, byte 0 first, MSB first, as its
   // GF(2) matrix: hcc bit j is the parity of the flit bits in HccMask[j] (from the codec's hcc).
   localparam logic [7:0][HccCoveredBits-1:0] HccMask = {

@@ -177,10 +177,7 @@ module dysharp_sw_egress
   function automatic logic [31:0] payload_flits(input logic [OpcodeWidth-1:0] op,
                                                 input logic [EcodeWidth-1:0]  ecode,
                                                 input logic [LenWidth-1:0]    len);
-    logic carries;
-    carries = (op == OpWrite) || (op == OpMcSt) || (op == OpDynSt) || (op == OpRspRead) ||
-              (op == OpRspReduce) || ((op == OpRspPartial) && (ecode == '0));
-    return carries ? 32'(len) : 32'd0;
+    return op_carries_payload(op, ecode) ? 32'(len) : 32'd0;
   endfunction
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

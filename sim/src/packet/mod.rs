@@ -97,6 +97,25 @@ impl Opcode {
         matches!(self, Opcode::McLdReduce | Opcode::DynLdReduce)
     }
 
+    /// True for the static-group (NVLS) ops, whose `route` names a group.
+    pub fn is_static_multicast(self) -> bool {
+        matches!(self, Opcode::McSt | Opcode::McLdReduce)
+    }
+
+    /// True for the responses a hub may send (spec §6 check 2 for a hub's uplink).
+    pub fn is_hub_response(self) -> bool {
+        matches!(
+            self,
+            Opcode::RspRead | Opcode::RspPartial | Opcode::RspError
+        )
+    }
+
+    /// True if the `len` field is checked against 1..=`MAX_LEN` (given the error code): every
+    /// packet but an `RSP_ERROR` and a failed `RSP_PARTIAL`, which carry no payload.
+    pub fn len_checked(self, ecode: u8) -> bool {
+        !(self == Opcode::RspError || (self == Opcode::RspPartial && ecode != 0))
+    }
+
     /// True if a packet of this kind carries `len` payload flits (given its error code).
     pub fn carries_payload(self, ecode: u8) -> bool {
         match self {
@@ -496,10 +515,7 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
     })?;
     let legal_origin = match origin {
         Origin::Sm => opcode.is_request(),
-        Origin::Hub => matches!(
-            opcode,
-            Opcode::RspRead | Opcode::RspPartial | Opcode::RspError
-        ),
+        Origin::Hub => opcode.is_hub_response(),
         Origin::Egress => true,
     };
     if !legal_origin {
@@ -520,8 +536,7 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
     }
     let ecode = get(&b, fields::ECODE) as u8;
     let len = get(&b, fields::LEN) as usize;
-    let len_checked = !(opcode == Opcode::RspError || (opcode == Opcode::RspPartial && ecode != 0));
-    if len_checked && !(1..=MAX_LEN).contains(&len) {
+    if opcode.len_checked(ecode) && !(1..=MAX_LEN).contains(&len) {
         return Err(err(
             ErrorCode::Length,
             "len",

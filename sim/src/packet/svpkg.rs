@@ -113,6 +113,7 @@ pub fn render() -> String {
         AccMode::F32.code(),
         AccMode::Native.code()
     );
+    write_opcode_predicates(w);
     // The CRC is linear over GF(2) (init 0, no final XOR): bit j of hcc is the parity of the
     // flit bits whose unit vector sets bit j. Derived here from the codec's own `hcc`, so the
     // RTL evaluates 8 parities (an XOR tree in silicon, a few word operations in a simulator)
@@ -161,6 +162,129 @@ pub fn render() -> String {
     s
 }
 
+/// One opcode predicate of the codec, rendered as a 16-bit mask (bit o: the predicate of
+/// opcode o; codes that are no opcode are 0) and a function that indexes it.
+struct Predicate {
+    /// SystemVerilog function name (`op_is_store`).
+    func: &'static str,
+    /// Mask name (`OpStoreMask`).
+    mask: &'static str,
+    /// What it says, for the comment.
+    doc: &'static str,
+    /// The codec's predicate.
+    test: fn(Opcode) -> bool,
+}
+
+const PREDICATES: [Predicate; 8] = [
+    Predicate {
+        func: "op_is_request",
+        mask: "OpRequestMask",
+        doc: "an SM's request (0x1-0x6): Opcode::is_request",
+        test: Opcode::is_request,
+    },
+    Predicate {
+        func: "op_is_hub_response",
+        mask: "OpHubResponseMask",
+        doc: "a response a hub may send: Opcode::is_hub_response",
+        test: Opcode::is_hub_response,
+    },
+    Predicate {
+        func: "op_is_store",
+        mask: "OpStoreMask",
+        doc: "a store (byte-enable flit and payload): Opcode::is_store",
+        test: Opcode::is_store,
+    },
+    Predicate {
+        func: "op_is_dyn",
+        mask: "OpDynMask",
+        doc: "a dynamic op (target list): Opcode::is_dynamic",
+        test: Opcode::is_dynamic,
+    },
+    Predicate {
+        func: "op_is_ld_reduce",
+        mask: "OpLdReduceMask",
+        doc: "a load-reduce request: Opcode::is_ld_reduce",
+        test: Opcode::is_ld_reduce,
+    },
+    Predicate {
+        func: "op_is_mc",
+        mask: "OpMcMask",
+        doc: "a static-group (NVLS) op, route = group: Opcode::is_static_multicast",
+        test: Opcode::is_static_multicast,
+    },
+    Predicate {
+        func: "op_needs_combine",
+        mask: "OpCombineStageMask",
+        doc: "a request whose stage must be Combine (1): Opcode::required_stage",
+        test: |o| o.required_stage() == Some(super::Stage::Combine),
+    },
+    Predicate {
+        func: "op_needs_dispatch",
+        mask: "OpDispatchStageMask",
+        doc: "a request whose stage must be Dispatch (0): Opcode::required_stage",
+        test: |o| o.required_stage() == Some(super::Stage::Dispatch),
+    },
+];
+
+/// The mask of opcodes for which `test` holds.
+fn opcode_mask(test: impl Fn(Opcode) -> bool) -> u16 {
+    Opcode::ALL
+        .iter()
+        .filter(|o| test(**o))
+        .fold(0u16, |m, o| m | 1 << (*o as u8))
+}
+
+/// Opcode predicates as masks and functions, so no module writes an opcode class by hand.
+fn write_opcode_predicates(w: &mut String) {
+    let _ = writeln!(
+        w,
+        "  // Opcode predicates of the codec (sim/src/packet/mod.rs, impl Opcode): bit o of a mask\n  \
+         // is the predicate of opcode o. One mask lookup per use, in silicon and in a simulator."
+    );
+    for p in &PREDICATES {
+        let _ = writeln!(
+            w,
+            "  // {}\n  localparam logic [15:0] {} = 16'h{:04x};",
+            p.doc,
+            p.mask,
+            opcode_mask(p.test)
+        );
+    }
+    // Payload and length depend on the error code only for RSP_PARTIAL: one mask per case.
+    let pay_ok = opcode_mask(|o| o.carries_payload(0));
+    let pay_err = opcode_mask(|o| o.carries_payload(1));
+    let len_ok = opcode_mask(|o| o.len_checked(0));
+    let len_err = opcode_mask(|o| o.len_checked(1));
+    let _ = writeln!(
+        w,
+        "  // Carries `len` payload flits (Opcode::carries_payload), with ecode 0 and with an error.\n  \
+         localparam logic [15:0] OpPayloadMask = 16'h{pay_ok:04x};\n  \
+         localparam logic [15:0] OpPayloadErrMask = 16'h{pay_err:04x};\n  \
+         // `len` is checked against 1..MaxLen (Opcode::len_checked), with ecode 0 and with an error.\n  \
+         localparam logic [15:0] OpLenMask = 16'h{len_ok:04x};\n  \
+         localparam logic [15:0] OpLenErrMask = 16'h{len_err:04x};\n"
+    );
+    for p in &PREDICATES {
+        let _ = writeln!(
+            w,
+            "  function automatic logic {}(input logic [OpcodeWidth-1:0] op);\n    \
+             return {}[op];\n  endfunction\n",
+            p.func, p.mask
+        );
+    }
+    for (func, ok, err) in [
+        ("op_carries_payload", "OpPayloadMask", "OpPayloadErrMask"),
+        ("op_len_checked", "OpLenMask", "OpLenErrMask"),
+    ] {
+        let _ = writeln!(
+            w,
+            "  function automatic logic {func}(input logic [OpcodeWidth-1:0] op,\n    \
+             input logic [EcodeWidth-1:0] ecode);\n    \
+             return (ecode == '0) ? {ok}[op] : {err}[op];\n  endfunction\n"
+        );
+    }
+}
+
 /// Row j: the flit bits (below `HCC_COVERED_BITS`) whose parity is bit j of
 /// [`fields::hcc`].
 fn hcc_masks() -> [u128; 8] {
@@ -202,5 +326,32 @@ mod tests {
         }
         assert!(s.contains("OpDynLdReduce = 4'h6"));
         assert!(s.contains("ErrAlloc = 4'd13"));
+    }
+
+    /// Each generated mask is the codec's predicate over every 4-bit code.
+    #[test]
+    fn opcode_masks_are_the_codec_predicates() {
+        use super::{opcode_mask, Opcode, PREDICATES};
+        let s = super::render();
+        for p in &PREDICATES {
+            let m = opcode_mask(p.test);
+            assert!(
+                s.contains(&format!("{} = 16'h{m:04x};", p.mask)),
+                "{}",
+                p.mask
+            );
+            for code in 0..16u8 {
+                let want = Opcode::from_code(code).is_some_and(p.test);
+                assert_eq!(m >> code & 1 == 1, want, "{} at {code:#x}", p.mask);
+            }
+        }
+        // The request classes: 0x1-0x6, stores 1/3/5, dynamic 5/6.
+        assert_eq!(opcode_mask(Opcode::is_request), 0x007e);
+        assert_eq!(opcode_mask(Opcode::is_store), 0x002a);
+        assert_eq!(opcode_mask(Opcode::is_dynamic), 0x0060);
+        assert_eq!(
+            opcode_mask(|o| o.carries_payload(0)) & !opcode_mask(|o| o.carries_payload(1)),
+            1 << 9
+        );
     }
 }
