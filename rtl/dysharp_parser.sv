@@ -2,19 +2,31 @@
 //
 // Store-and-forward. Flits of the frame being received are captured as they arrive: flit0 and the
 // target-extension flits into registers, every later flit (byte enables, payload: the "tail") into
-// a circular tail buffer. When the frame's last flit arrives, the spec §6 checks 1..10 run in order
-// on the captured frame (combinationally, the last flit merged in), exactly as `decode` in
-// sim/src/packet/mod.rs:
-//   - good frame: one descriptor (flit0 with src_port := PortId, rsvd := 0, hcc recomputed; the raw
-//     target flits; the number of tail flits) is pushed, and its tail flits become readable;
-//   - bad frame: its tail flits are discarded (the tail write pointer rolls back to the frame
-//     start), the error is reported on evt_*, and unless it is ERR_HCC one RSP_ERROR flit (spec
-//     §5.1) for this port's SM is pushed on the err stream.
+// a circular tail buffer. The spec §6 checks 1..10 run in order, exactly as `decode` in
+// sim/src/packet/mod.rs, and each piece of work is done once, in the cycle its flit passes:
+//   - target flit (request class): its IDs are checked against the expert count (check 9) and for
+//     duplicates (check 10) with a bitmap of the experts the frame has named so far (cleared at
+//     flit0): one lookup per ID and the pairs within the flit, never all pairs of the list;
+//   - last flit: the header checks run on flit0 (the last flit itself for a one-flit frame), the
+//     first failing check wins, and the verdict, the stamped hcc or the error flit's hcc are
+//     registered (check stage, one cycle);
+//   - last flit of a good request: its destination ports, and for a DYN op its target list sorted
+//     by destination port (a counting sort) with each port's count, first position and replica hcc,
+//     so that the request forwarder only reads windows of the sorted list (spec §5.2 pruning);
+//   - check stage, good frame: one descriptor (flit0 with src_port := PortId, rsvd := 0, hcc
+//     recomputed; the sorted target flits and their layout; the number of tail flits) is pushed;
+//     its tail flits are readable from this cycle on;
+//   - check stage, bad frame: its tail flits were discarded (the tail write pointer rolled back to
+//     the frame start), the error is reported on evt_*, and unless it is ERR_HCC one RSP_ERROR flit
+//     (spec §5.1) for this port's SM is pushed on the err stream.
+// The check stage reads flit0 and the target flits from the capture registers: the next frame
+// cannot overwrite them before the cycle after (its flit0 is written at the end of that cycle).
 // Frames are delimited by in_last_i only, so the next frame is parsed normally whatever the length
 // fields said. Flits beyond the longest legal packet are counted, not stored.
 //
 // Throughput: a new frame is received while earlier ones are forwarded (DescDepth descriptors,
-// TailDepth tail flits in flight), one flit per cycle in and out.
+// TailDepth tail flits in flight), one flit per cycle in and out; the check stage adds one cycle
+// of latency, no bubble.
 //
 // Origin 0: the port's SM (request class, requests 0x1-0x6 legal, targets captured).
 // Origin 1: the port's hub (response class, RSP_READ / RSP_PARTIAL / RSP_ERROR legal, no targets).
@@ -48,6 +60,12 @@ module dysharp_parser
   output flit_t                                                         desc_hdr_o,
   output logic [((MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)*FlitBits-1:0] desc_tgt_o,
   output logic [$clog2(MaxLen+2)-1:0]                                   desc_ntail_o,
+  // Request class: the destination ports and, for a DYN op, the sorted target list's layout (per
+  // port q: count, first position in desc_tgt_o, replica hcc); desc_tgt_o is then sorted by port.
+  output logic [NumPorts-1:0]                                           desc_dmask_o,
+  output logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_cnt_o,
+  output logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_base_o,
+  output logic [NumPorts-1:0][7:0]                                      desc_rhcc_o,
   // Tail flits (byte enables, payload) of good frames, in order.
   output logic                                                          tail_valid_o,
   input  logic                                                          tail_ready_i,
@@ -71,43 +89,70 @@ module dysharp_parser
   localparam int unsigned TPtrW     = (TailDepth > 1) ? $clog2(TailDepth) : 1;
   localparam int unsigned TCntW     = $clog2(TailDepth + 1);
   localparam int unsigned Experts   = NumPorts * ExpertsPerPort;
+  localparam int unsigned ExpW      = (Experts > 1) ? $clog2(Experts) : 1;
   localparam bit          StoreTgt  = (Origin == 0);
   localparam int unsigned DescTgtW  = StoreTgt ? TgtFlits * FlitBits : 0;
-  localparam int unsigned DescW     = FlitBits + NtW + DescTgtW;
+  localparam int unsigned DescRtW   = StoreTgt ? RouteW : 0;
+  localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
+  localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
+  localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
+  localparam int unsigned RankW     = $clog2(MaxTargets + 1);
+  localparam int unsigned TIdxW     = $clog2(TgtFlits * TargetsPerFlit);
+  localparam int unsigned RouteW    = NumPorts * (1 + 2 * RankW + 8);
+  localparam int unsigned ErrDepth  = 2;
+  localparam int unsigned ErrCntW   = $clog2(ErrDepth + 1);
 
   typedef logic [IdxW-1:0]  idx_t;
   typedef logic [NtW-1:0]   nt_t;
   typedef logic [TPtrW-1:0] tptr_t;
   typedef logic [TCntW-1:0] tcnt_t;
 
-  // ---------------------------------------------------------------------------------------------
-  // Opcode classes (spec §3).
-  function automatic logic op_is_dyn(input logic [OpcodeWidth-1:0] op);
-    return (op == OpDynSt) || (op == OpDynLdReduce);
-  endfunction
+  typedef logic [TgtFlits-1:0][FlitBits-1:0] tgts_t;
 
-  function automatic logic op_is_store(input logic [OpcodeWidth-1:0] op);
-    return (op == OpWrite) || (op == OpMcSt) || (op == OpDynSt);
-  endfunction
+  // Where a good request goes (request class), computed once at its last flit: the destination
+  // ports, and for a DYN op its targets sorted by destination port (list order within a port)
+  // with each port's count (the replica's tcount), first sorted position, and replica hcc.
+  typedef struct packed {
+    logic [NumPorts-1:0]            dmask;
+    logic [NumPorts-1:0][RankW-1:0] cnt;
+    logic [NumPorts-1:0][RankW-1:0] base;
+    logic [NumPorts-1:0][7:0]       rhcc;
+  } route_t;
 
-  function automatic logic op_carries_payload(input logic [OpcodeWidth-1:0] op,
-                                              input logic [EcodeWidth-1:0] ecode);
-    return (op == OpWrite) || (op == OpMcSt) || (op == OpDynSt) || (op == OpRspRead) ||
-           (op == OpRspReduce) || ((op == OpRspPartial) && (ecode == '0));
-  endfunction
+  // What a target flit's IDs add to the frame's checks 9 and 10.
+  typedef struct packed {
+    logic [Experts-1:0] seen;      // experts named so far, this flit's included
+    logic               expert;    // an ID names no expert (check 9)
+    logic               dup;       // an ID repeats an earlier one (check 10)
+  } tchk_t;
 
   // ---------------------------------------------------------------------------------------------
   // Frame capture state.
   idx_t     idx_q, idx_d;        // index of the next flit within the current frame (saturating)
   flit_t    hdr_q;               // flit0 of the current frame
   nt_t      ntail_q, ntail_d;    // tail flits of the current frame stored so far
-  flit_t    hdr_cur;             // flit0 with the incoming flit merged in
-  flit_t    tgt_cur [TgtFlits];  // target flits with the incoming flit merged in
+  // Target flits of the current frame (request class; constant zero in the response class), sorted
+  // by destination port at a good frame's end.
+  /* verilator lint_off UNUSEDSIGNAL */
+  tgts_t    tgt_q;
+  route_t   chk_route_q;         // request class: where the frame in the check stage goes
+  /* verilator lint_on UNUSEDSIGNAL */
   hdr_t     hq;                  // captured flit0 (for the target-flit count)
   int unsigned tflits_hdr;       // target flits the captured flit0 announces (request class)
   logic     is_hdr, is_tgt, is_tail;
   logic     fire, frame_end, store_tail;
   nt_t      ntail_cur;
+
+  // Checks 9 and 10 of the frame's target flits received so far.
+  tchk_t    tchk_q;
+
+  // Check stage: the verdict on the frame that ended in the previous cycle.
+  logic     chk_valid_q;         // a frame ended in the previous cycle
+  ecode_e   chk_code_q;          // its first failing check (ErrNone: good)
+  logic [7:0] chk_hcc_q;         // hcc of its stamped descriptor header (good) or error flit (bad)
+  nt_t      chk_ntail_q;         // its tail flits
+  logic [PayW-1:0] chk_pay_q;    // its payload flits (the counter event of a good frame)
+  logic     chk_good;            // that frame is good
 
   // Tail buffer (circular, with roll-back of the frame being received).
   flit_t    tmem_q [TailDepth];
@@ -118,19 +163,12 @@ module dysharp_parser
   logic     tail_space, tail_pop;
 
   // Output queues.
-  logic     desc_push, desc_in_ready;
-  logic     err_push, err_in_ready;
+  logic     desc_push, desc_in_ready, desc_space;
+  logic     err_push, err_in_ready, err_space;
   logic [DescW-1:0] desc_wdata, desc_rdata;
-  logic [$clog2(DescDepth+1)-1:0] unused_desc_usage;
-  logic [$clog2(2+1)-1:0]         unused_err_usage;
-
-  // Check results.
-  ecode_e   code;
-  int unsigned want_tail;        // tail flits (byte enables + payload) the flit0 announces
-  logic     unused_chk;          // flit0 fields the checks do not look at
-  logic     good;
+  logic [DescCntW-1:0] desc_usage;
+  logic [ErrCntW-1:0]  err_usage;
   flit_t    hdr_stamped, err_flit;
-  logic [PayW-1:0] payload_flits;
 
   function automatic tptr_t tptr_add(input tptr_t p, input int unsigned n);
     int unsigned s;
@@ -141,93 +179,127 @@ module dysharp_parser
     return s[TPtrW-1:0];
   endfunction
 
-  assign hq     = hdr_t'(hdr_q);
-  assign is_hdr = (idx_q == '0);
-
-  always_comb begin
-    tflits_hdr = 0;
-    if (StoreTgt && op_is_dyn(hq.opcode) && (hq.tcount != '0) && (32'(hq.tcount) <= MaxTargets)) begin
-      tflits_hdr = (32'(hq.tcount) + TargetsPerFlit - 1) / TargetsPerFlit;
+  // Checks 9 and 10 over target flit `k` (IDs TargetsPerFlit*k ...) of a list of `tcount` IDs,
+  // given the experts the earlier flits named: each ID against the bitmap and the earlier IDs of
+  // the same flit. An ID that names no expert is not entered (the frame fails check 9 anyway).
+  function automatic tchk_t tflit_check_f(input flit_t flit, input int unsigned k,
+                                          input int unsigned tcount, input tchk_t prev);
+    tchk_t       c;
+    logic [15:0] id [TargetsPerFlit];
+    logic        in_list [TargetsPerFlit];
+    logic [ExpW-1:0] e;
+    c = prev;
+    for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+      id[l]      = flit[16*l +: 16];
+      in_list[l] = (TargetsPerFlit * k + l) < tcount;
     end
-  end
-
-  assign is_tgt     = !is_hdr && (32'(idx_q) <= tflits_hdr);
-  assign is_tail    = !is_hdr && !is_tgt;
-  assign tail_space = (32'(tcnt_q) + 32'(ntail_q)) < TailDepth;
-  assign in_ready_o = tail_space && desc_in_ready && err_in_ready;
-  assign fire       = in_valid_i && in_ready_o;
-  assign frame_end  = fire && in_last_i;
-  assign store_tail = fire && is_tail && (32'(ntail_q) < MaxTail);
-  assign ntail_cur  = ntail_q + nt_t'(store_tail);
-  assign hdr_cur    = is_hdr ? in_data_i : hdr_q;
-
-  if (StoreTgt) begin : gen_tgt
-    flit_t tgt_q [TgtFlits];
-    for (genvar k = 0; k < TgtFlits; k++) begin : gen_flit
-      assign tgt_cur[k] = (is_tgt && (32'(idx_q) == k + 1)) ? in_data_i : tgt_q[k];
-      always_ff @(posedge clk_i or negedge rst_ni) begin
-        if (!rst_ni) begin
-          tgt_q[k] <= '0;
-        end else if (fire && is_tgt && (32'(idx_q) == k + 1)) begin
-          tgt_q[k] <= in_data_i;
+    for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+      if (in_list[l]) begin
+        if (32'(id[l]) >= Experts) begin
+          c.expert = 1'b1;
+        end else begin
+          e = id[l][ExpW-1:0];
+          if (c.seen[e]) begin
+            c.dup = 1'b1;
+          end
+          for (int unsigned m = 0; m < l; m++) begin
+            if (id[m] == id[l]) begin
+              c.dup = 1'b1;
+            end
+          end
+          c.seen[e] = 1'b1;
         end
       end
     end
-  end else begin : gen_no_tgt
-    for (genvar k = 0; k < TgtFlits; k++) begin : gen_flit
-      assign tgt_cur[k] = '0;
-    end
-  end
-
-  // All target IDs as one vector, for the duplicate check.
-  logic [TgtFlits*FlitBits-1:0] tgt_all;
-  for (genvar k = 0; k < TgtFlits; k++) begin : gen_tgt_all
-    assign tgt_all[k*FlitBits +: FlitBits] = tgt_cur[k];
-  end
-
-  // True if two of the first n target IDs are equal. Kept as a call in Verilator
-  // (no_inline_task): inlined, its MaxTargets^2/2 comparisons dominate the C++ size.
-  function automatic logic dup_f(input logic [TgtFlits*FlitBits-1:0] ids, input int unsigned n);
-    /* verilator no_inline_task */
-    logic bad;
-    bad = 1'b0;
-    for (int unsigned i = 0; i < MaxTargets; i++) begin
-      for (int unsigned j = i + 1; j < MaxTargets; j++) begin
-        if ((j < n) && (ids[16*i +: 16] == ids[16*j +: 16])) begin
-          bad = 1'b1;
-        end
-      end
-    end
-    return bad;
+    return c;
   endfunction
 
-  // ---------------------------------------------------------------------------------------------
-  // Spec §6 checks 1..10, first failing wins (decode() in sim/src/packet/mod.rs).
-  always_comb begin
+  // The route of a good request with flit0 `f` (stamped hcc `hcc`) and target flits `t`: for a DYN
+  // op a counting sort of the targets by port (target i goes to sorted position base[port] + rank,
+  // its rank being the number of earlier targets on the same port), and each replica's hcc. The
+  // CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero only in the
+  // tcount field.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic route_t route_f(input flit_t f, input logic [7:0] hcc, input tgts_t t,
+                                     input logic [NumGroups*NumPorts-1:0] groups,
+                                     output tgts_t sorted);
+    route_t      r;
     hdr_t        h;
-    logic [15:0] tid [MaxTargets];
-    int unsigned tcount, len, want, nflits, tfl;
-    logic        op_ok, len_checked, tcount_ok, route_ok, expert_bad, dup_bad;
-    logic [NumPorts-1:0] gmask;
+    int unsigned tcount;
+    logic [15:0] tid  [TgtFlits*TargetsPerFlit];
+    logic [PortW-1:0] tport;
+    logic [RankW-1:0] rank [TgtFlits*TargetsPerFlit];
+    logic [PortW-1:0] port [TgtFlits*TargetsPerFlit];
+    logic [TIdxW-1:0] at;
+    flit_t       tcx;
+    h      = hdr_t'(f);
+    tcount = op_is_dyn(h.opcode) ? 32'(h.tcount) : 0;
+    r      = '0;
+    sorted = t;
+    for (int unsigned i = 0; i < TgtFlits * TargetsPerFlit; i++) begin
+      tid[i]  = t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
+      tport   = PortW'(32'(tid[i]) / ExpertsPerPort);
+      port[i] = tport;
+      rank[i] = '0;
+      if (i < tcount) begin
+        rank[i]      = r.cnt[tport];
+        r.cnt[tport] = r.cnt[tport] + RankW'(1);
+      end
+    end
+    for (int unsigned q = 1; q < NumPorts; q++) begin
+      r.base[q] = r.base[q-1] + r.cnt[q-1];
+    end
+    for (int unsigned i = 0; i < TgtFlits * TargetsPerFlit; i++) begin
+      if (i < tcount) begin
+        at = TIdxW'(32'(r.base[port[i]]) + 32'(rank[i]));
+        sorted[32'(at) / TargetsPerFlit][16 * (32'(at) % TargetsPerFlit) +: 16] = tid[i];
+      end
+    end
+    if (op_is_dyn(h.opcode)) begin
+      for (int unsigned q = 0; q < NumPorts; q++) begin
+        r.dmask[q] = (r.cnt[q] != '0);
+      end
+    end else if (op_is_mc(h.opcode)) begin
+      if (32'(h.route) < NumGroups) begin
+        r.dmask = groups[NumPorts*32'(h.route) +: NumPorts];
+      end
+    end else begin
+      for (int unsigned q = 0; q < NumPorts; q++) begin
+        r.dmask[q] = (32'(h.route) == q);
+      end
+    end
+    for (int unsigned q = 0; q < NumPorts; q++) begin
+      tcx                           = '0;
+      tcx[TcountLsb +: TcountWidth] = h.tcount ^ TcountWidth'(r.cnt[q]);
+      r.rhcc[q]                     = hcc ^ hcc_f(tcx);
+    end
+    return r;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
-    h      = hdr_t'(hdr_cur);
+  // Spec §6 checks 1..10 of a frame of `nflits` flits with flit0 `f`, first failing wins
+  // (decode() in sim/src/packet/mod.rs); checks 9 and 10 come from the target flits. The checks
+  // do not look at rsvd, acc, tag and src_port (hence the lint waiver).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic ecode_e frame_code_f(input flit_t f, input int unsigned nflits,
+                                          input logic expert_bad, input logic dup_bad,
+                                          input logic [NumGroups*NumPorts-1:0] groups);
+    hdr_t        h;
+    int unsigned tcount, len, tfl, want;
+    logic        op_ok, tcount_ok, route_ok;
+    logic [NumPorts-1:0] gmask;
+    ecode_e      code;
+    h      = hdr_t'(f);
     tcount = 32'(h.tcount);
     len    = 32'(h.len);
-    nflits = 32'(idx_q) + 1;
-
-    for (int unsigned i = 0; i < MaxTargets; i++) begin
-      tid[i] = tgt_cur[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
-    end
 
     // Opcode legality for the origin, and stage (requests only; responses copy the request's).
     if (Origin == 0) begin
-      op_ok = (h.opcode >= OpWrite) && (h.opcode <= OpDynLdReduce) &&
-              (h.stage == ((h.opcode == OpDynLdReduce) ? 1'b1 : 1'b0));
+      op_ok = op_is_request(h.opcode) &&
+              ((h.stage == 1'b1) ? op_needs_combine(h.opcode) : op_needs_dispatch(h.opcode));
     end else begin
-      op_ok = (h.opcode == OpRspRead) || (h.opcode == OpRspPartial) || (h.opcode == OpRspError);
+      op_ok = op_is_hub_response(h.opcode);
     end
-
-    len_checked = !((h.opcode == OpRspError) || ((h.opcode == OpRspPartial) && (h.ecode != '0)));
 
     if (op_is_dyn(h.opcode)) begin
       tcount_ok = (tcount != 0) && (tcount <= MaxTargets);
@@ -238,15 +310,12 @@ module dysharp_parser
     tfl  = op_is_dyn(h.opcode) ? (tcount + TargetsPerFlit - 1) / TargetsPerFlit : 0;
     want = 1 + tfl + (op_is_store(h.opcode) ? 1 : 0) +
            (op_carries_payload(h.opcode, h.ecode) ? len : 0);
-    want_tail = want - 1 - tfl;
 
     gmask = '0;
-    for (int unsigned g = 0; g < NumGroups; g++) begin
-      if (32'(h.route) == g) begin
-        gmask = cfg_group_mask_i[NumPorts*g +: NumPorts];
-      end
+    if (32'(h.route) < NumGroups) begin
+      gmask = groups[NumPorts*32'(h.route) +: NumPorts];
     end
-    if ((h.opcode == OpMcSt) || (h.opcode == OpMcLdReduce)) begin
+    if (op_is_mc(h.opcode)) begin
       route_ok = (32'(h.route) < NumGroups) && (gmask != '0);
     end else if (op_is_dyn(h.opcode)) begin
       route_ok = 1'b1;
@@ -254,21 +323,11 @@ module dysharp_parser
       route_ok = 32'(h.route) < NumPorts;
     end
 
-    expert_bad = 1'b0;
-    for (int unsigned i = 0; i < MaxTargets; i++) begin
-      if ((i < tcount) && (32'(tid[i]) >= Experts)) begin
-        expert_bad = 1'b1;
-      end
-    end
-    dup_bad = dup_f(tgt_all, tcount);
-
-    unused_chk = ^{h.rsvd, h.acc, h.tag, h.src_port};
-
-    if (h.hcc != hcc_f(hdr_cur)) begin
+    if (h.hcc != hcc_f(f)) begin
       code = ErrHcc;
     end else if (!op_ok) begin
       code = ErrOpcode;
-    end else if (len_checked && ((len == 0) || (len > MaxLen))) begin
+    end else if (op_len_checked(h.opcode, h.ecode) && ((len == 0) || (len > MaxLen))) begin
       code = ErrLength;
     end else if (!tcount_ok) begin
       code = ErrTcount;
@@ -287,33 +346,140 @@ module dysharp_parser
     end else begin
       code = ErrNone;
     end
-  end
+    return code;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
-  assign good = (code == ErrNone);
-
-  // Good frame: stamp src_port, clear rsvd, recompute hcc.
-  // Bad frame: RSP_ERROR with the frame's maddr and tag (golden: Switch::ingress_frame).
-  always_comb begin
-    hdr_t hs, he, h;
-    h           = hdr_t'(hdr_cur);
-    hs          = h;
+  // The descriptor header of a good frame: src_port := PortId, rsvd := 0, and `hcc`.
+  function automatic flit_t stamp_f(input flit_t f, input logic [7:0] hcc);
+    hdr_t hs;
+    hs          = hdr_t'(f);
     hs.src_port = SrcPortWidth'(PortId);
     hs.rsvd     = '0;
-    hs.hcc      = hcc_f(flit_t'(hs));
-    hdr_stamped = flit_t'(hs);
+    hs.hcc      = hcc;
+    return flit_t'(hs);
+  endfunction
 
+  // The RSP_ERROR of a bad frame (golden: Switch::ingress_frame): the frame's maddr and tag, for
+  // this port's SM, with check code `hcc`.
+  function automatic flit_t err_flit_f(input logic [MaddrWidth-1:0] maddr,
+                                       input logic [TagWidth-1:0] tag, input ecode_e code,
+                                       input logic [7:0] hcc);
+    hdr_t he;
     he          = '0;
     he.opcode   = OpRspError;
-    he.maddr    = h.maddr;
-    he.tag      = h.tag;
+    he.maddr    = maddr;
+    he.tag      = tag;
     he.route    = RouteWidth'(PortId);
     he.ecode    = code;
     he.src_port = SrcPortWidth'(PortId);
-    he.hcc      = hcc_f(flit_t'(he));
-    err_flit    = flit_t'(he);
+    he.hcc      = hcc;
+    return flit_t'(he);
+  endfunction
 
-    payload_flits = op_carries_payload(h.opcode, h.ecode) ? h.len : '0;
+  assign hq     = hdr_t'(hdr_q);
+  assign is_hdr = (idx_q == '0);
+
+  always_comb begin
+    tflits_hdr = 0;
+    if (StoreTgt && op_is_dyn(hq.opcode) && (hq.tcount != '0) && (32'(hq.tcount) <= MaxTargets)) begin
+      tflits_hdr = (32'(hq.tcount) + TargetsPerFlit - 1) / TargetsPerFlit;
+    end
   end
+
+  // Room for the frame in the tail buffer, and for the check stage's push in the queue it goes
+  // to (a frame in the check stage holds one place in each until it is pushed).
+  assign is_tgt     = !is_hdr && (32'(idx_q) <= tflits_hdr);
+  assign is_tail    = !is_hdr && !is_tgt;
+  assign tail_space = (32'(tcnt_q) + 32'(ntail_q)) < TailDepth;
+  assign desc_space = (32'(desc_usage) + 32'(chk_valid_q)) < DescDepth;
+  assign err_space  = (32'(err_usage) + 32'(chk_valid_q)) < ErrDepth;
+  assign in_ready_o = tail_space && desc_space && err_space;
+  assign fire       = in_valid_i && in_ready_o;
+  assign frame_end  = fire && in_last_i;
+  assign store_tail = fire && is_tail && (32'(ntail_q) < MaxTail);
+  assign ntail_cur  = ntail_q + nt_t'(store_tail);
+
+  if (StoreTgt) begin : gen_tgt
+    // Checks 9 and 10, one target flit at a time.
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        tchk_q <= '0;
+      end else if (fire && is_hdr) begin
+        tchk_q <= '0;
+      end else if (fire && is_tgt) begin
+        tchk_q <= tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
+      end
+    end
+  end else begin : gen_no_tgt
+    assign tchk_q = '0;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // The verdict, once per frame at its last flit, registered into the check stage.
+  /* verilator lint_off UNUSEDSIGNAL */
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tgt_q       <= '0;
+      chk_route_q <= '0;
+      chk_valid_q <= 1'b0;
+      chk_code_q  <= ErrNone;
+      chk_hcc_q   <= '0;
+      chk_ntail_q <= '0;
+      chk_pay_q   <= '0;
+    end else begin
+      chk_valid_q <= frame_end;
+      // Target flits are captured as they arrive (request class only: is_tgt is 0 otherwise).
+      if (fire && is_tgt && !frame_end) begin
+        for (int unsigned k = 0; k < TgtFlits; k++) begin
+          if (32'(idx_q) == k + 1) begin
+            tgt_q[k] <= in_data_i;
+          end
+        end
+      end
+      if (frame_end) begin
+        flit_t  f0;
+        tchk_t  tc;  // its `seen` is not needed at the last flit
+        ecode_e code;
+        tgts_t  t, sorted;
+        logic [7:0] hcc;
+        f0 = is_hdr ? in_data_i : hdr_q;
+        t  = tgt_q;
+        for (int unsigned k = 0; k < TgtFlits; k++) begin
+          if (is_tgt && (32'(idx_q) == k + 1)) begin
+            t[k] = in_data_i;
+          end
+        end
+        // A one-flit frame has no targets: the checks of the previous frame are still in tchk_q.
+        tc = is_hdr ? '0 : tchk_q;
+        if (StoreTgt && is_tgt) begin
+          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
+        end
+        code        = frame_code_f(f0, 32'(idx_q) + 1, tc.expert, tc.dup, cfg_group_mask_i);
+        chk_code_q  <= code;
+        if (code == ErrNone) begin
+          hcc       = hcc_f(stamp_f(f0, '0));
+          chk_hcc_q <= hcc;
+          if (StoreTgt) begin
+            chk_route_q <= route_f(f0, hcc, t, cfg_group_mask_i, sorted);
+            tgt_q       <= sorted;
+          end
+        end else begin
+          chk_hcc_q <= hcc_f(err_flit_f(f0[MaddrLsb +: MaddrWidth], f0[TagLsb +: TagWidth], code,
+                                        '0));
+        end
+        chk_ntail_q <= ntail_cur;
+        chk_pay_q   <= op_carries_payload(f0[OpcodeLsb +: OpcodeWidth], f0[EcodeLsb +: EcodeWidth])
+                       ? f0[LenLsb +: LenWidth] : '0;
+      end
+    end
+  end
+
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // A good frame's tail flits become readable in its check stage; a bad frame's are dropped by
+  // not advancing tstart (the next frame writes over them).
+  assign chk_good = chk_valid_q && (chk_code_q == ErrNone);
 
   // ---------------------------------------------------------------------------------------------
   // Capture and tail-buffer bookkeeping.
@@ -329,7 +495,7 @@ module dysharp_parser
   assign ntail_d  = frame_end ? '0 : ntail_cur;
   assign twr      = tptr_add(tstart_q, 32'(ntail_q));
   assign tail_pop = tail_valid_o && tail_ready_i;
-  assign tstart_d = (frame_end && good) ? tptr_add(tstart_q, 32'(ntail_cur)) : tstart_q;
+  assign tstart_d = chk_good ? tptr_add(tstart_q, 32'(chk_ntail_q)) : tstart_q;
   assign trd_d    = tail_pop ? tptr_add(trd_q, 1) : trd_q;
 
   always_comb begin
@@ -337,11 +503,10 @@ module dysharp_parser
     if (tail_pop) begin
       tcnt_d = tcnt_d - tcnt_t'(1);
     end
-    if (frame_end && good) begin
-      tcnt_d = tcnt_d + tcnt_t'(ntail_cur);
+    if (chk_good) begin
+      tcnt_d = tcnt_d + tcnt_t'(chk_ntail_q);
     end
   end
-
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       idx_q    <= '0;
@@ -372,20 +537,30 @@ module dysharp_parser
   assign tail_data_o  = tmem_q[trd_q];
 
   // ---------------------------------------------------------------------------------------------
-  // Descriptor and error queues.
-  assign desc_push = frame_end && good;
-  assign err_push  = frame_end && !good && (code != ErrHcc);
+  // Descriptor and error queues, pushed from the check stage. flit0 and the target flits are still
+  // in their capture registers (the next frame's flit0 is written at the end of this cycle).
+  assign desc_push   = chk_good;
+  assign err_push    = chk_valid_q && !chk_good && (chk_code_q != ErrHcc);
+  assign hdr_stamped = stamp_f(hdr_q, chk_hcc_q);
+  assign err_flit    = err_flit_f(hdr_q[MaddrLsb +: MaddrWidth], hdr_q[TagLsb +: TagWidth],
+                                  chk_code_q, chk_hcc_q);
 
   if (StoreTgt) begin : gen_desc_tgt
-    logic [DescTgtW-1:0] tgt_flat;
-    for (genvar k = 0; k < TgtFlits; k++) begin : gen_flat
-      assign tgt_flat[k*FlitBits +: FlitBits] = tgt_cur[k];
-    end
-    assign desc_wdata = {tgt_flat, ntail_cur, hdr_stamped};
-    assign desc_tgt_o = desc_rdata[FlitBits+NtW +: DescTgtW];
+    route_t rt;
+    assign desc_wdata   = {chk_route_q, tgt_q, chk_ntail_q, hdr_stamped};
+    assign desc_tgt_o   = desc_rdata[FlitBits+NtW +: DescTgtW];
+    assign rt           = route_t'(desc_rdata[FlitBits+NtW+DescTgtW +: DescRtW]);
+    assign desc_dmask_o = rt.dmask;
+    assign desc_cnt_o   = rt.cnt;
+    assign desc_base_o  = rt.base;
+    assign desc_rhcc_o  = rt.rhcc;
   end else begin : gen_desc_no_tgt
-    assign desc_wdata = {ntail_cur, hdr_stamped};
-    assign desc_tgt_o = '0;
+    assign desc_wdata   = {chk_ntail_q, hdr_stamped};
+    assign desc_tgt_o   = '0;
+    assign desc_dmask_o = '0;
+    assign desc_cnt_o   = '0;
+    assign desc_base_o  = '0;
+    assign desc_rhcc_o  = '0;
   end
   assign desc_hdr_o   = desc_rdata[0 +: FlitBits];
   assign desc_ntail_o = desc_rdata[FlitBits +: NtW];
@@ -402,12 +577,12 @@ module dysharp_parser
     .out_valid_o (desc_valid_o),
     .out_ready_i (desc_ready_i),
     .out_data_o  (desc_rdata),
-    .usage_o     (unused_desc_usage)
+    .usage_o     (desc_usage)
   );
 
   dysharp_fifo #(
     .Width (FlitBits),
-    .Depth (2)
+    .Depth (ErrDepth)
   ) u_err_fifo (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
@@ -417,12 +592,16 @@ module dysharp_parser
     .out_valid_o (err_valid_o),
     .out_ready_i (err_ready_i),
     .out_data_o  (err_data_o),
-    .usage_o     (unused_err_usage)
+    .usage_o     (err_usage)
   );
 
-  assign evt_err_o     = frame_end && !good;
-  assign evt_code_o    = code;
-  assign evt_payload_o = (frame_end && good) ? payload_flits : '0;
+  assign evt_err_o     = chk_valid_q && !chk_good;
+  assign evt_code_o    = chk_code_q;
+  assign evt_payload_o = chk_good ? chk_pay_q : '0;
+
+  // The check stage's place in the queue it goes to was reserved (desc_space, err_space).
+  logic unused_in_ready;
+  assign unused_in_ready = desc_in_ready ^ err_in_ready;
 
   // Fields of the captured flit0 not needed for the target-flit count.
   logic unused_hq;
@@ -440,14 +619,27 @@ module dysharp_parser
     tail_valid_o && !tail_ready_i |=> tail_valid_o && $stable(tail_data_o));
   a_desc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     desc_valid_o && !desc_ready_i |=> desc_valid_o && $stable(desc_hdr_o) &&
-    $stable(desc_tgt_o) && $stable(desc_ntail_o));
+    $stable(desc_tgt_o) && $stable(desc_ntail_o) && $stable(desc_dmask_o) &&
+    $stable(desc_cnt_o) && $stable(desc_base_o) && $stable(desc_rhcc_o));
+  // Every good request has a destination.
+  a_desc_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    StoreTgt && desc_valid_o |-> desc_dmask_o != '0);
   a_err_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     err_valid_o && !err_ready_i |=> err_valid_o && $stable(err_data_o));
   // A good frame's stored tail is exactly its byte-enable and payload flits.
   a_good_tail: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_push |-> 32'(ntail_cur) == want_tail);
+    desc_push |-> 32'(chk_ntail_q) ==
+      (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) + 32'(chk_pay_q));
   a_events: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (evt_err_o |-> code != ErrNone) && (32'(evt_payload_o) <= MaxLen));
+    (evt_err_o |-> chk_code_q != ErrNone) && (32'(evt_payload_o) <= MaxLen));
+  // The check stage's push always finds room (reserved when its frame's last flit was taken).
+  a_desc_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    desc_push |-> desc_in_ready);
+  a_err_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    err_push |-> err_in_ready);
+  // A target flit is checked against the header captured one or more cycles before.
+  a_tgt_after_hdr: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    fire && is_tgt |-> idx_q != '0);
 `endif
 
 endmodule

@@ -13,16 +13,16 @@
 //   - MC_LD_REDUCE / DYN_LD_REDUCE: a reduction entry is allocated first (alloc_req_o until
 //     alloc_gnt_i); the replicas are written from the cycle of the grant on, so a partial can never
 //     precede its entry.
-// The pruned lists are computed combinationally from the descriptor's target list: target i goes to
-// port tport[i] at position rank[i] (the number of earlier targets on the same port).
+// The parser has sorted a DYN op's targets by destination port once, at the packet's last flit
+// (dysharp_parser: counting sort, per-port count, first position and replica hcc); target flit k of
+// the replica for q is the window of sorted positions base[q] + TargetsPerFlit*k ..., a read per
+// lane rather than a search over the list.
 
 module dysharp_sw_req_fwd
   import dysharp_pkg::*;
 #(
   parameter int unsigned NumPorts       = 8,
-  parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
-  parameter int unsigned NumGroups      = 16,
   parameter int unsigned XpDepth        = 128
 ) (
   input  logic                                                          clk_i,
@@ -30,13 +30,16 @@ module dysharp_sw_req_fwd
   /* verilator lint_off SYNCASYNCNET */
   input  logic                                                          rst_ni,
   /* verilator lint_on SYNCASYNCNET */
-  input  logic [NumGroups*NumPorts-1:0]                                 cfg_group_mask_i,
   // Checked frames from the request parser.
   input  logic                                                          desc_valid_i,
   output logic                                                          desc_ready_o,
   input  flit_t                                                         desc_hdr_i,
   input  logic [((MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)*FlitBits-1:0] desc_tgt_i,
   input  logic [$clog2(MaxLen+2)-1:0]                                   desc_ntail_i,
+  input  logic [NumPorts-1:0]                                           desc_dmask_i,
+  input  logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_cnt_i,
+  input  logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_base_i,
+  input  logic [NumPorts-1:0][7:0]                                      desc_rhcc_i,
   input  logic                                                          tail_valid_i,
   output logic                                                          tail_ready_o,
   input  flit_t                                                         tail_data_i,
@@ -57,75 +60,27 @@ module dysharp_sw_req_fwd
   localparam int unsigned MaxFrame = 1 + TgtFlits + 1 + MaxLen;
   localparam int unsigned PosW     = $clog2(MaxFrame);
   localparam int unsigned UsW      = $clog2(XpDepth + 1);
-  localparam int unsigned PortW    = (NumPorts > 1) ? $clog2(NumPorts) : 1;
-  localparam int unsigned RankW    = $clog2(MaxTargets + 1);
 
   typedef logic [PosW-1:0]  pos_t;
-  typedef logic [PortW-1:0] port_t;
-  typedef logic [RankW-1:0] rank_t;
 
   hdr_t        h;
   logic        is_dyn, is_ldr;
   int unsigned tcount, tflits, ntail, total, pos;
-  logic [15:0] tid   [MaxTargets];
-  logic        tvalid[MaxTargets];
-  port_t       tport [MaxTargets];
-  rank_t       rank  [MaxTargets];
-  rank_t       cnt   [NumPorts];     // targets per port (the replica's tcount)
   int unsigned tq    [NumPorts];     // target flits of the replica for port q
-  logic [NumPorts-1:0] dmask;
   logic        space_ok, start_ok, active, last_src;
   pos_t        pos_q, pos_d;
 
   assign h      = hdr_t'(desc_hdr_i);
-  assign is_dyn = (h.opcode == OpDynSt) || (h.opcode == OpDynLdReduce);
-  assign is_ldr = (h.opcode == OpDynLdReduce) || (h.opcode == OpMcLdReduce);
+  assign is_dyn = op_is_dyn(h.opcode);
+  assign is_ldr = op_is_ld_reduce(h.opcode);
   assign tcount = is_dyn ? 32'(h.tcount) : 0;
   assign tflits = (tcount + TargetsPerFlit - 1) / TargetsPerFlit;
   assign ntail  = 32'(desc_ntail_i);
   assign total  = 1 + tflits + ntail;
   assign pos    = 32'(pos_q);
 
-  // Targets: port and rank (position within that port's pruned list).
-  always_comb begin
-    for (int unsigned q = 0; q < NumPorts; q++) begin
-      cnt[q] = '0;
-    end
-    for (int unsigned i = 0; i < MaxTargets; i++) begin
-      tid[i]    = desc_tgt_i[16*i +: 16];
-      tvalid[i] = (i < tcount);
-      tport[i]  = port_t'(32'(tid[i]) / ExpertsPerPort);
-      rank[i]   = '0;
-      for (int unsigned q = 0; q < NumPorts; q++) begin
-        if (tvalid[i] && (32'(tport[i]) == q)) begin
-          rank[i] = cnt[q];
-          cnt[q]  = cnt[q] + rank_t'(1);
-        end
-      end
-    end
-    for (int unsigned q = 0; q < NumPorts; q++) begin
-      tq[q] = (32'(cnt[q]) + TargetsPerFlit - 1) / TargetsPerFlit;
-    end
-  end
-
-  // Destination ports.
-  always_comb begin
-    dmask = '0;
-    if (is_dyn) begin
-      for (int unsigned q = 0; q < NumPorts; q++) begin
-        dmask[q] = (cnt[q] != '0);
-      end
-    end else if ((h.opcode == OpMcSt) || (h.opcode == OpMcLdReduce)) begin
-      for (int unsigned g = 0; g < NumGroups; g++) begin
-        if (32'(h.route) == g) begin
-          dmask = cfg_group_mask_i[NumPorts*g +: NumPorts];
-        end
-      end
-    end else begin
-      for (int unsigned q = 0; q < NumPorts; q++) begin
-        dmask[q] = (32'(h.route) == q);
-      end
-    end
+  for (genvar q = 0; q < NumPorts; q++) begin : gen_tq
+    assign tq[q] = (32'(desc_cnt_i[q]) + TargetsPerFlit - 1) / TargetsPerFlit;
   end
 
   // Room for every replica (its exact length) in every destination queue.
@@ -134,7 +89,7 @@ module dysharp_sw_req_fwd
     space_ok = 1'b1;
     for (int unsigned q = 0; q < NumPorts; q++) begin
       len_q = 1 + (is_dyn ? tq[q] : 0) + ntail;
-      if (dmask[q] && (32'(xp_usage_i[UsW*q +: UsW]) + len_q > XpDepth)) begin
+      if (desc_dmask_i[q] && (32'(xp_usage_i[UsW*q +: UsW]) + len_q > XpDepth)) begin
         space_ok = 1'b0;
       end
     end
@@ -142,7 +97,7 @@ module dysharp_sw_req_fwd
 
   assign alloc_req_o   = desc_valid_i && (pos_q == '0) && is_ldr && space_ok;
   assign alloc_hdr_o   = desc_hdr_i;
-  assign alloc_ports_o = dmask;
+  assign alloc_ports_o = desc_dmask_i;
 
   assign start_ok     = desc_valid_i && space_ok && (!is_ldr || alloc_gnt_i);
   assign active       = (pos_q != '0) || start_ok;
@@ -159,41 +114,34 @@ module dysharp_sw_req_fwd
     end
   end
 
-  // Per-destination flits.
+  // Per-destination flits: the replica header (DYN: tcount and hcc of the replica), its target
+  // flits (a window of the sorted list; unused lanes 16'hFFFF), then the tail.
   always_comb begin
     hdr_t        hq;
-    flit_t       tcx;
     flit_t       pruned;
-    int unsigned k;
+    int unsigned k, r;
     k = (pos > 0) ? pos - 1 : 0;
     for (int unsigned q = 0; q < NumPorts; q++) begin
-      // Header of the replica for q: tcount := cnt[q], hcc fixed up. The CRC is linear (init 0,
-      // no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero only in the tcount field.
-      tcx                            = '0;
-      tcx[TcountLsb +: TcountWidth]  = h.tcount ^ TcountWidth'(cnt[q]);
-      hq                             = h;
-      hq.tcount                      = TcountWidth'(cnt[q]);
-      hq.hcc                         = h.hcc ^ hcc_f(tcx);
-      // Pruned target flit k of the replica for q.
+      hq        = h;
+      hq.tcount = TcountWidth'(desc_cnt_i[q]);
+      hq.hcc    = desc_rhcc_i[q];
       for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+        r                  = TargetsPerFlit * k + l;
         pruned[16*l +: 16] = 16'hFFFF;
-        for (int unsigned i = 0; i < MaxTargets; i++) begin
-          if (tvalid[i] && (32'(tport[i]) == q) &&
-              (32'(rank[i]) == TargetsPerFlit * k + l)) begin
-            pruned[16*l +: 16] = tid[i];
-          end
+        if (r < 32'(desc_cnt_i[q])) begin
+          pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
         end
       end
 
       if (pos == 0) begin
         xp_data_o[FlitBits*q +: FlitBits] = is_dyn ? flit_t'(hq) : desc_hdr_i;
-        xp_valid_o[q]                     = active && dmask[q];
+        xp_valid_o[q]                     = active && desc_dmask_i[q];
       end else if (pos <= tflits) begin
         xp_data_o[FlitBits*q +: FlitBits] = pruned;
-        xp_valid_o[q]                     = active && dmask[q] && (pos <= tq[q]);
+        xp_valid_o[q]                     = active && desc_dmask_i[q] && (pos <= tq[q]);
       end else begin
         xp_data_o[FlitBits*q +: FlitBits] = tail_data_i;
-        xp_valid_o[q]                     = active && dmask[q];
+        xp_valid_o[q]                     = active && desc_dmask_i[q];
       end
       // A replica without tail (DYN_LD_REDUCE) ends with its own last target flit.
       xp_last_o[q] = (ntail == 0) ? (pos == (is_dyn ? tq[q] : 0)) : last_src;
@@ -225,7 +173,7 @@ module dysharp_sw_req_fwd
     alloc_gnt_i |-> alloc_req_o);
   // Every good frame has at least one destination.
   a_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_valid_i |-> dmask != '0);
+    desc_valid_i |-> desc_dmask_i != '0);
 `endif
 
 endmodule

@@ -138,6 +138,9 @@ module dysharp_switch
     flit_t               rq_desc_hdr;
     logic [TgtW-1:0]     rq_desc_tgt;
     logic [NtW-1:0]      rq_desc_ntail;
+    logic [NumPorts-1:0] rq_desc_dmask;
+    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] rq_desc_cnt, rq_desc_base;
+    logic [NumPorts-1:0][7:0] rq_desc_rhcc;
     logic                rq_tail_valid, rq_tail_ready;
     flit_t               rq_tail_data;
     // Response parser -> response forwarder.
@@ -145,6 +148,10 @@ module dysharp_switch
     flit_t               rs_desc_hdr;
     logic [TgtW-1:0]     unused_rs_desc_tgt;     // responses carry no targets (always 0)
     logic [NtW-1:0]      rs_desc_ntail;
+    // Responses carry no targets and go where their route says (always 0).
+    logic [NumPorts-1:0] unused_rs_desc_dmask;
+    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] unused_rs_desc_cnt, unused_rs_desc_base;
+    logic [NumPorts-1:0][7:0] unused_rs_desc_rhcc;
     logic                rs_tail_valid, rs_tail_ready;
     flit_t               rs_tail_data;
 
@@ -186,6 +193,10 @@ module dysharp_switch
       .desc_hdr_o       (rq_desc_hdr),
       .desc_tgt_o       (rq_desc_tgt),
       .desc_ntail_o     (rq_desc_ntail),
+      .desc_dmask_o     (rq_desc_dmask),
+      .desc_cnt_o       (rq_desc_cnt),
+      .desc_base_o      (rq_desc_base),
+      .desc_rhcc_o      (rq_desc_rhcc),
       .tail_valid_o     (rq_tail_valid),
       .tail_ready_i     (rq_tail_ready),
       .tail_data_o      (rq_tail_data),
@@ -217,6 +228,10 @@ module dysharp_switch
       .desc_hdr_o       (rs_desc_hdr),
       .desc_tgt_o       (unused_rs_desc_tgt),
       .desc_ntail_o     (rs_desc_ntail),
+      .desc_dmask_o     (unused_rs_desc_dmask),
+      .desc_cnt_o       (unused_rs_desc_cnt),
+      .desc_base_o      (unused_rs_desc_base),
+      .desc_rhcc_o      (unused_rs_desc_rhcc),
       .tail_valid_o     (rs_tail_valid),
       .tail_ready_i     (rs_tail_ready),
       .tail_data_o      (rs_tail_data),
@@ -230,19 +245,20 @@ module dysharp_switch
 
     dysharp_sw_req_fwd #(
       .NumPorts       (NumPorts),
-      .ExpertsPerPort (ExpertsPerPort),
       .MaxTargets     (MaxTargets),
-      .NumGroups      (NumGroups),
       .XpDepth        (XpDepth)
     ) u_req_fwd (
       .clk_i            (clk_i),
       .rst_ni           (rst_ni),
-      .cfg_group_mask_i (cfg_group_mask_i),
       .desc_valid_i     (rq_desc_valid),
       .desc_ready_o     (rq_desc_ready),
       .desc_hdr_i       (rq_desc_hdr),
       .desc_tgt_i       (rq_desc_tgt),
       .desc_ntail_i     (rq_desc_ntail),
+      .desc_dmask_i     (rq_desc_dmask),
+      .desc_cnt_i       (rq_desc_cnt),
+      .desc_base_i      (rq_desc_base),
+      .desc_rhcc_i      (rq_desc_rhcc),
       .tail_valid_i     (rq_tail_valid),
       .tail_ready_o     (rq_tail_ready),
       .tail_data_i      (rq_tail_data),
@@ -433,22 +449,25 @@ module dysharp_switch
     // this generate loop: the pinned simulator (5.048) mixes up their sampled values between the
     // loop's iterations. The output streams are asserted inside dysharp_sw_egress.
     logic [31:0] chk_up_q;
+    logic [1:0]  chk_end_q;   // a frame of class c ended in the previous cycle
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        chk_up_q <= '0;
+        chk_up_q  <= '0;
+        chk_end_q <= '0;
       end else begin
-        chk_up_q <= chk_up_q + 32'(req_in_valid_i[p] && req_in_ready_o[p]) +
-                    32'(rsp_in_valid_i[p] && rsp_in_ready_o[p]);
+        chk_up_q  <= chk_up_q + 32'(req_in_valid_i[p] && req_in_ready_o[p]) +
+                     32'(rsp_in_valid_i[p] && rsp_in_ready_o[p]);
+        chk_end_q <= {in_gnt[1] && rsp_in_last_i[p], in_gnt[0] && req_in_last_i[p]};
       end
     end
     a_in_one: assert property (@(posedge clk_i) disable iff (!rst_ni)
       !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] && rsp_in_ready_o[p]));
     a_up_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
       up_flits_q == chk_up_q);
-    // Payload flits are only counted for frames that end in this cycle.
+    // Payload flits are only counted for frames that ended in the previous cycle (the parsers'
+    // check stage).
     a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (rq_evt_pay == '0 || (in_gnt[0] && req_in_last_i[p])) &&
-      (rs_evt_pay == '0 || (in_gnt[1] && rsp_in_last_i[p])));
+      (rq_evt_pay == '0 || chk_end_q[0]) && (rs_evt_pay == '0 || chk_end_q[1]));
 `endif
   end
 

@@ -23,7 +23,7 @@ export CARGO_TARGET_DIR="$work/target" DYSHARP_MODELS="$model"
 tops="top_p4 top_p8 top_p16"      # the hub and the FP arithmetic exist only under dysharp_top
 switches="switch_p4 switch_p8"   # the response path is only driven adversarially there
 mutations=(
-  "dup_check|rtl/dysharp_parser.sv|s/dup_bad = dup_f\(tgt_all, tcount\);/dup_bad = 1'b0;/"
+  "dup_check|rtl/dysharp_parser.sv|s/c\.dup = 1'b1;/c.dup = c.dup;/g"
   "alloc_ctr|rtl/dysharp_hub.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
   "range_err|rtl/dysharp_hub.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
   "alloc_err|rtl/dysharp_hub.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
