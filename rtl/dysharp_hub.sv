@@ -26,7 +26,7 @@
 //              -> payload FIFO of beats. The walk word is used in the cycle it arrives.
 //   output   : response headers (header queue) followed by their payload flits.
 
-module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
+module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg::*; #(
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
   parameter int unsigned TlbEntries     = 512,
@@ -35,13 +35,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
-  // Configuration (spec §7; change only in reset).
-  input  logic [47:0]             cfg_mbase_i,
-  input  logic [47:0]             cfg_al_base_i,
-  input  logic [47:0]             cfg_data_base_i,
-  input  logic [4:0]              cfg_log2_bsize_i,
-  input  logic [4:0]              cfg_log2_al_entries_i,
-  input  logic [4:0]              cfg_log2_slots_i,
+  // Configuration (spec §7; changes only in reset).
+  input  hub_cfg_t                cfg_i,
   // Requests from the switch.
   input  logic                    req_valid_i,
   output logic                    req_ready_o,
@@ -75,54 +70,18 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // Parameters and types
   // ---------------------------------------------------------------------------------------------
   localparam int unsigned LocalW    = (ExpertsPerPort > 1) ? $clog2(ExpertsPerPort) : 1;
-  localparam int unsigned AidxW     = 31;  // AIdx < 2^Log2AlEntries <= 2^31
-  localparam int unsigned LidxW     = 31;  // AL entry bits 30:0
   localparam int unsigned TIdxW     = (MaxTargets > 1) ? $clog2(MaxTargets) : 1;
   localparam int unsigned MaxTFlits = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
   localparam int unsigned RxCntW    = $clog2(MaxTFlits + MaxLen + 1);
-  localparam int unsigned LineW     = $clog2(MaxLen);      // payload line index
   localparam int unsigned LinesW    = $clog2(MemLines + 1); // lines in a beat (1..MemLines)
-  localparam int unsigned TagDepth  = 32;                  // outstanding read beats
   // Payload FIFO of read beats (credited reads): 32 lines' worth, at least 4 beats.
   localparam int unsigned PayDepth  = (32 / MemLines > 4) ? 32 / MemLines : 4;
-  localparam int unsigned HdrDepth  = 16;                  // response header queue
-  localparam int unsigned NumSlots  = 3;                   // packet buffers
-  localparam int unsigned SlotW     = $clog2(NumSlots);
   localparam int unsigned PayCntW   = $clog2(PayDepth + 1);
-  localparam int unsigned TagCntW   = $clog2(TagDepth + 1);
   localparam int unsigned HdrCntW   = $clog2(HdrDepth + 1);
 
   typedef logic [LocalW-1:0] local_t;
-  typedef logic [AidxW-1:0]  aidx_t;
-  typedef logic [LidxW-1:0]  lidx_t;
   typedef logic [TIdxW-1:0]  tidx_t;
-  typedef logic [LineW-1:0]  line_t;
-  typedef logic [SlotW-1:0]  slot_t;
   typedef logic [LinesW-1:0] nlines_t;
-
-  // The request fields a packet buffer keeps (from flit0).
-  typedef struct packed {
-    logic [OpcodeWidth-1:0]  opcode;
-    logic                    stage;
-    logic [MaddrWidth-1:0]   maddr;
-    logic [TcountWidth-1:0]  tcount;
-    logic [SrcPortWidth-1:0] src_port;
-    logic [TagWidth-1:0]     tag;
-    logic [LenWidth-1:0]     len;
-    logic [DtypeWidth-1:0]   dtype;
-    logic [RopWidth-1:0]     rop;
-    logic                    acc;     // accumulation: 1 = native (AccNative)
-  } req_t;
-
-  // A target job from T0 (key_q) and T1 (res_q).
-  typedef enum logic [2:0] {
-    JobNop    = 3'd0,   // nothing to do (no request opcode / no targets): release the buffer
-    JobIdent  = 3'd1,   // non-DYN op: identity translation, len lines at maddr
-    JobLookup = 3'd2,   // DYN target to look up (key_q only)
-    JobRange  = 3'd3,   // DYN target failing the range check (no lookup)
-    JobHit    = 3'd4,   // DYN target, TLB hit (res_q only)
-    JobMiss   = 3'd5    // DYN target, TLB miss: walk (res_q only)
-  } job_kind_e;
 
   typedef struct packed {
     slot_t     slot;
@@ -132,16 +91,6 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     logic      first;
     logic      last;    // last job of the packet
   } job_t;
-
-  // What a read's data is for (tag FIFO entry, in memory order).
-  typedef enum logic [2:0] {
-    RdWalk    = 3'd0,   // AL entry line: the walk word
-    RdRaw     = 3'd1,   // RSP_READ payload
-    RdFinInit = 3'd2,   // only input of a reduction: finish(init(x)) -> payload
-    RdFinStep = 3'd3,   // last input: finish(step(acc, x)) -> payload
-    RdAccInit = 3'd4,   // first input: acc = init(x)
-    RdAccStep = 3'd5    // middle input: acc = step(acc, x)
-  } rd_kind_e;
 
   typedef struct packed {
     rd_kind_e              kind;
@@ -158,12 +107,6 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     logic [128*MemLines-1:0]     data;
   } pay_beat_t;
 
-  // Response header queue entry: flit0 and its number of payload flits.
-  typedef struct packed {
-    logic [LenWidth-1:0] npay;
-    flit_t               flit;
-  } rsp_hdr_t;
-
   typedef enum logic [1:0] {RxHdr, RxTgt, RxBe, RxPay} rx_sec_e;
 
   typedef enum logic [2:0] {
@@ -178,28 +121,6 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // ---------------------------------------------------------------------------------------------
   // Helper functions
   // ---------------------------------------------------------------------------------------------
-  function automatic logic is_op(input logic [OpcodeWidth-1:0] op, input opcode_e ref_op);
-    return op == ref_op;
-  endfunction
-
-  // Request opcodes a hub serves.
-  function automatic logic is_req_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpWrite) || is_op(op, OpRead) || is_op(op, OpMcSt) ||
-           is_op(op, OpMcLdReduce) || is_op(op, OpDynSt) || is_op(op, OpDynLdReduce);
-  endfunction
-
-  function automatic logic is_dyn_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpDynSt) || is_op(op, OpDynLdReduce);
-  endfunction
-
-  function automatic logic is_store_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpWrite) || is_op(op, OpMcSt) || is_op(op, OpDynSt);
-  endfunction
-
-  function automatic slot_t slot_inc(input slot_t i);
-    return (32'(i) + 1 >= NumSlots) ? '0 : i + slot_t'(1);
-  endfunction
-
   // VAddr = DataBase + (((local << Log2Slots) + LIdx) << Log2Bsize) + off.
   function automatic logic [47:0] vaddr_f(input local_t lcl, input lidx_t lidx,
                                           input logic [47:0] off, input logic [47:0] data_base,
@@ -223,7 +144,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // Response header (hub/mod.rs response(), partial(), error_response()) for request r, built
   // from the package's field table: no targets, src_port 0 (the switch stamps it), route = the
   // requester, rsvd 0; RSP_ERROR carries stage 0, len 0 and dtype/rop/acc 0.
-  function automatic flit_t rsp_hdr_f(input req_t r, input opcode_e op, input ecode_e ecode);
+  function automatic flit_t rsp_hdr_f(input hub_req_t r, input opcode_e op, input ecode_e ecode);
     flit_t f;
     logic  full;
     full                            = (op != OpRspError);
@@ -270,7 +191,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   // Signals
   // ---------------------------------------------------------------------------------------------
   // Packet buffers.
-  req_t            slot_req_q  [NumSlots];
+  hub_req_t            slot_req_q  [NumSlots];
   logic [15:0]     slot_tgt_q  [NumSlots][MaxTargets];
   flit_t           slot_be_q   [NumSlots];
   flit_t           slot_pay_q  [NumSlots][MaxLen];
@@ -285,7 +206,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   rx_sec_e         rx_sec_q, rx_sec_d;
   logic [RxCntW-1:0] rx_cnt_q, rx_cnt_d;
   logic            rx_fire;
-  req_t            rx_hdr;
+  hub_req_t            rx_hdr;
   logic [47:0]     rx_rel, rx_aidx_full, rx_off;
   logic [48:0]     rx_bsize, rx_end;
   logic            rx_rerr;
@@ -328,7 +249,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   logic [31:0]     walk_word;
   logic [31:0]     alloc_word_q, alloc_word_d;
   ecode_e          err_code_q, err_code_d;
-  req_t            j_req;
+  hub_req_t            j_req;
   logic            j_we, j_hpush, j_credit, j_line_last;
   logic [LineW:0]  j_rem;         // data lines left in the job
   nlines_t         j_nb;          // lines in the next data beat
@@ -394,13 +315,13 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
     rx_hdr.dtype    = req_data_i[DtypeLsb +: DtypeWidth];
     rx_hdr.rop      = req_data_i[RopLsb +: RopWidth];
     rx_hdr.acc      = (req_data_i[AccLsb +: AccWidth] == AccNative);
-    rx_rel          = rx_hdr.maddr - cfg_mbase_i;
-    rx_aidx_full    = rx_rel >> cfg_log2_bsize_i;
-    rx_bsize        = 49'(1) << cfg_log2_bsize_i;
+    rx_rel          = rx_hdr.maddr - cfg_i.mbase;
+    rx_aidx_full    = rx_rel >> cfg_i.log2_bsize;
+    rx_bsize        = 49'(1) << cfg_i.log2_bsize;
     rx_off          = rx_rel & (rx_bsize[47:0] - 48'd1);
     rx_end          = 49'(rx_off) + 49'({rx_hdr.len, 4'b0});
-    rx_rerr         = (rx_hdr.maddr < cfg_mbase_i) ||
-                      ((rx_aidx_full >> cfg_log2_al_entries_i) != '0) || (rx_end > rx_bsize);
+    rx_rerr         = (rx_hdr.maddr < cfg_i.mbase) ||
+                      ((rx_aidx_full >> cfg_i.log2_al_entries) != '0) || (rx_end > rx_bsize);
   end
 
   always_comb begin
@@ -620,7 +541,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
   assign j_line_last = (32'(j_rem) <= MemLines);
   assign mreq_free   = !mreq_v_q || mem_req_ready_i;
   assign credit_ok   = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
-  assign ctr_full    = {1'b0, ctr_q[job_local_q]} >= (33'd1 << cfg_log2_slots_i);
+  assign ctr_full    = {1'b0, ctr_q[job_local_q]} >= (33'd1 << cfg_i.log2_slots);
 
   always_comb begin
     logic [47:0] ea;
@@ -723,7 +644,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
             // Valid entry: fill, then the data lines.
             tlb_fill = 1'b1;
             addr_d   = vaddr_f(job_local_q, walk_word[LidxW-1:0], slot_off_q[job_slot_q],
-                               cfg_data_base_i, cfg_log2_slots_i, cfg_log2_bsize_i);
+                               cfg_i.data_base, cfg_i.log2_slots, cfg_i.log2_bsize);
             is_d     = IsLines;
           end else if (is_op(j_req.opcode, OpDynSt)) begin
             if (ctr_full) begin
@@ -736,8 +657,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
               tlb_fill_lidx = ctr_q[job_local_q][LidxW-1:0];
               alloc_word_d  = {1'b1, ctr_q[job_local_q][30:0]};
               addr_d        = vaddr_f(job_local_q, ctr_q[job_local_q][LidxW-1:0],
-                                      slot_off_q[job_slot_q], cfg_data_base_i,
-                                      cfg_log2_slots_i, cfg_log2_bsize_i);
+                                      slot_off_q[job_slot_q], cfg_i.data_base,
+                                      cfg_i.log2_slots, cfg_i.log2_bsize);
               is_d          = IsAllocWr;
             end
           end else begin
@@ -796,13 +717,13 @@ module dysharp_hub import dysharp_pkg::*, dysharp_fp_pkg::*; #(
           is_d   = IsLines;
         end
         JobHit: begin
-          addr_d = vaddr_f(res_q.lcl, res_q.lidx, slot_off_q[res_q.slot], cfg_data_base_i,
-                           cfg_log2_slots_i, cfg_log2_bsize_i);
+          addr_d = vaddr_f(res_q.lcl, res_q.lidx, slot_off_q[res_q.slot], cfg_i.data_base,
+                           cfg_i.log2_slots, cfg_i.log2_bsize);
           is_d   = IsLines;
         end
         JobMiss: begin
           // AL entry ALBase + 4*(local << Log2AlEntries | AIdx): its line and byte lane.
-          ea          = cfg_al_base_i + (((48'(res_q.lcl) << cfg_log2_al_entries_i) +
+          ea          = cfg_i.al_base + (((48'(res_q.lcl) << cfg_i.log2_al_entries) +
                                           48'(slot_aidx_q[res_q.slot])) << 2);
           walk_addr_d = {ea[47:4], 4'b0000};
           walk_lane_d = ea[3:0];
