@@ -78,6 +78,18 @@ module dysharp_top import dysharp_pkg::*; #(
   logic [NumPorts*FlitBits-1:0]      rsp_in_data;
   logic [NumPorts*NumErrCodes*32-1:0] sw_err_count;
   logic [NumPorts*HubErrCodes*32-1:0] hub_err_count;
+
+  // The hubs' configuration (one for every hub).
+  dysharp_hub_pkg::hub_cfg_t         hub_cfg;
+
+  assign hub_cfg = '{
+    mbase:           cfg_mbase_i,
+    al_base:         cfg_al_base_i,
+    data_base:       cfg_data_base_i,
+    log2_bsize:      cfg_log2_bsize_i,
+    log2_al_entries: cfg_log2_al_entries_i,
+    log2_slots:      cfg_log2_slots_i
+  };
   // The load-reduce events are telemetry; the top-level bench does not need them (a timeout
   // reaches the SM as an RSP_ERROR and is counted).
   logic [NumPorts-1:0]              unused_red_take, unused_red_timeout, unused_red_expire;
@@ -138,12 +150,7 @@ module dysharp_top import dysharp_pkg::*; #(
     ) u_hub (
       .clk_i                 (clk_i),
       .rst_ni                (rst_ni),
-      .cfg_mbase_i           (cfg_mbase_i),
-      .cfg_al_base_i         (cfg_al_base_i),
-      .cfg_data_base_i       (cfg_data_base_i),
-      .cfg_log2_bsize_i      (cfg_log2_bsize_i),
-      .cfg_log2_al_entries_i (cfg_log2_al_entries_i),
-      .cfg_log2_slots_i      (cfg_log2_slots_i),
+      .cfg_i                 (hub_cfg),
       .req_valid_i           (req_out_valid[p]),
       .req_ready_o           (req_out_ready[p]),
       .req_data_i            (req_out_data[FlitBits*p +: FlitBits]),

@@ -24,9 +24,9 @@ tops="top_p4 top_p8 top_p16"      # the hub and the FP arithmetic exist only und
 switches="switch_p4 switch_p8"   # the response path is only driven adversarially there
 mutations=(
   "dup_check|rtl/dysharp_parser.sv|s/c\.dup = 1'b1;/c.dup = c.dup;/g"
-  "alloc_ctr|rtl/dysharp_hub.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
-  "range_err|rtl/dysharp_hub.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
-  "alloc_err|rtl/dysharp_hub.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
+  "alloc_ctr|rtl/dysharp_hub_issue.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
+  "range_err|rtl/dysharp_hub_issue.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
+  "alloc_err|rtl/dysharp_hub_issue.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
   "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[fl_set\] <= way_inc\(rr_q\[fl_set\]\);/rr_q[fl_set] <= rr_q[fl_set];/|$tops"
   "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s|$tops"
   # The response path (issue 13): error counting, partial matching, the bounded wait.
@@ -36,8 +36,8 @@ mutations=(
   "part_len|rtl/dysharp_reduce_unit.sv|s/\(ph.len != len_q\[rq\]\[rx_match_i\[p\]\]\)/1'b0/|$switches"
   "tmo_src|rtl/dysharp_reduce_unit.sv|s/pick_tmo \? lowest_f\(p_missing\)/pick_tmo ? lowest_f(exp_q[q][pick_i])/|$switches"
   "tmo_free|rtl/dysharp_reduce_unit.sv|s/\(issue && issue_last && !pick_tmo\)/(issue \&\& issue_last)/|$switches"
-  "beat_strb|rtl/dysharp_hub.sv|s/be_strb_f\(slot_be_q\[job_slot_q\],\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(slot_be_q[job_slot_q], line_q)/|top_p8 top_p16"
-  "acc_line|rtl/dysharp_hub.sv|s/acc_idx\[i\] = line_t'\(32'\(tagq_out.line\) \+ i\);/acc_idx[i] = tagq_out.line;/|top_p8 top_p16"
+  "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
+  "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_idx\[i\] = line_t'\(32'\(tag_i.line\) \+ i\);/acc_idx[i] = tag_i.line;/|top_p8 top_p16"
 )
 
 survived=0

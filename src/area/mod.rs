@@ -136,7 +136,7 @@ pub struct AreaArgs {
 /// One block in the report: per instance, its own logic plus its sub-blocks.
 #[derive(Clone, Debug, Serialize)]
 pub struct BlockReport {
-    /// Display name (`top`, `switch`, `switch.req_parser`, `hub.tlb`, ...).
+    /// Display name (`top`, `switch`, `switch.req_parser`, `hub.walk.tlb`, ...).
     pub name: String,
     /// Module definition.
     pub module: String,

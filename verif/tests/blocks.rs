@@ -537,15 +537,18 @@ fn tlb_fill_every_entry_then_replace() {
 /// Cycle budget of one `HubBench::run`.
 const LIMIT: u64 = 400_000;
 
+/// The field widths of `dysharp_hub_pkg::hub_cfg_t` (the hub's `cfg_i`), first (most
+/// significant) first: mbase, al_base, data_base, log2_bsize, log2_al_entries, log2_slots.
+const HUB_CFG_FIELDS: [usize; 6] = [48, 48, 48, 5, 5, 5];
+
+/// Width of `hub_cfg_t`.
+const HUB_CFG_BITS: usize = 3 * 48 + 3 * 5;
+
 /// The ports of a `dysharp_hub` model.
 struct HubPorts {
     rst: Port,
-    mbase: Port,
-    al_base: Port,
-    data_base: Port,
-    log2_bsize: Port,
-    log2_al: Port,
-    log2_slots: Port,
+    /// `cfg_i`, a packed `hub_cfg_t` (see [`HUB_CFG_FIELDS`]).
+    cfg: Port,
     req_valid: Port,
     req_ready: Port,
     req_data: Port,
@@ -574,12 +577,7 @@ impl HubPorts {
     fn new(s: &Sim) -> Result<Self, String> {
         Ok(HubPorts {
             rst: inp(s, "rst_ni")?,
-            mbase: inp(s, "cfg_mbase_i")?,
-            al_base: inp(s, "cfg_al_base_i")?,
-            data_base: inp(s, "cfg_data_base_i")?,
-            log2_bsize: inp(s, "cfg_log2_bsize_i")?,
-            log2_al: inp(s, "cfg_log2_al_entries_i")?,
-            log2_slots: inp(s, "cfg_log2_slots_i")?,
+            cfg: inp(s, "cfg_i")?,
             req_valid: inp(s, "req_valid_i")?,
             req_ready: outp(s, "req_ready_o")?,
             req_data: inp(s, "req_data_i")?,
@@ -708,6 +706,12 @@ impl HubBench {
     fn new(model: &str, seed: u64, env: HubEnv) -> Result<Self, String> {
         let sim = open(model, seed)?;
         let p = HubPorts::new(&sim)?;
+        if p.cfg.width() != HUB_CFG_BITS {
+            return Err(format!(
+                "cfg_i is {} bits, hub_cfg_t {HUB_CFG_BITS}: update HUB_CFG_FIELDS",
+                p.cfg.width()
+            ));
+        }
         let epp = sim.param_or("ExpertsPerPort", 32);
         let max_targets = sim.param_or("MaxTargets", 32);
         let tlb_entries = sim.param_or("TlbEntries", 512);
@@ -750,15 +754,18 @@ impl HubBench {
         };
         let h = &b.env.hub;
         let p = &b.p;
-        for (port, v) in [
-            (p.mbase, h.mbase),
-            (p.al_base, h.al_base),
-            (p.data_base, h.data_base),
-            (p.log2_bsize, h.log2_bsize as u64),
-            (p.log2_al, h.log2_al_entries as u64),
-            (p.log2_slots, h.log2_slots as u64),
-        ] {
-            b.sim.set(port, v as u128);
+        let values = [
+            h.mbase,
+            h.al_base,
+            h.data_base,
+            h.log2_bsize as u64,
+            h.log2_al_entries as u64,
+            h.log2_slots as u64,
+        ];
+        let mut lsb = HUB_CFG_BITS;
+        for (width, v) in HUB_CFG_FIELDS.into_iter().zip(values) {
+            lsb -= width;
+            b.sim.set_bits(p.cfg, lsb, width, u128::from(v));
         }
         b.sim.set(b.p.rst, 0);
         for _ in 0..4 {

@@ -1,0 +1,182 @@
+// dysharp_hub_rsp: the read response stage of the hub (docs/architecture.md, "dysharp_hub";
+// spec §9).
+//
+// Read beats return in order, one per read; each is registered (rsp_v_q, rsp_d_q) and paired
+// with the oldest read tag of the issue stage, which it pops. By the tag: the walk word goes back
+// to the issue stage in that cycle (walk_rsp_o); raw data (RSP_READ) goes to the payload FIFO;
+// load-reduce lines are accumulated in f32 lanes (dysharp_fp_pkg, MemLines lines per cycle,
+// targets in list order) into per-line accumulators, and the finished lines of the last input go
+// to the payload FIFO. The hub always takes read data: the issue stage takes a credit for every
+// read that will push a payload beat (credit_ok_o: the FIFO's words and the credits in flight
+// leave room).
+
+module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg::*; #(
+  parameter  int unsigned MemLines   = 4,
+  // A read tag (dysharp_hub_issue).
+  parameter  type         rd_tag_t   = logic,
+  // A payload beat: struct {nlines_t n; logic [128*MemLines-1:0] data;}, flit i at [128*i +: 128].
+  parameter  type         pay_beat_t = logic,
+  // A memory read response: struct {logic [128*MemLines-1:0] rdata;}.
+  parameter  type         mem_rsp_t  = logic,
+  // Payload FIFO of read beats (credited reads): 32 lines' worth, at least 4 beats.
+  localparam int unsigned PayDepth   = (32 / MemLines > 4) ? 32 / MemLines : 4
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // Memory read responses (always taken).
+  input  logic               mem_rsp_valid_i,
+  output logic               mem_rsp_ready_o,
+  input  mem_rsp_t           mem_rsp_i,
+  // Read tags of the issue stage: the head is popped with its beat.
+  input  logic               tag_valid_i,
+  output logic               tag_ready_o,
+  input  rd_tag_t            tag_i,
+  input  logic [TagCntW-1:0] tag_usage_i,   // assertions only
+  // The walk's read data (line 0 of its beat), valid in this cycle.
+  output logic               walk_rsp_o,
+  output logic [127:0]       walk_line_o,
+  // Payload credits.
+  input  logic               credit_take_i,
+  output logic               credit_ok_o,
+  // Payload beats to the output stage.
+  output logic               pay_valid_o,
+  input  logic               pay_ready_i,
+  output pay_beat_t          pay_o
+);
+
+  localparam int unsigned PayCntW = $clog2(PayDepth + 1);
+
+  logic                    rsp_v_q;
+  logic [128*MemLines-1:0] rsp_d_q;
+  logic [FpAccBits-1:0]    acc_q [MaxLen];
+  logic [FpAccBits-1:0]    acc_new [MemLines];
+  flit_t                   acc_fin [MemLines];
+  line_t                   acc_idx [MemLines];
+  logic                    acc_we;
+
+  logic                    pay_push, pay_space;
+  pay_beat_t               pay_in;
+  logic [PayCntW-1:0]      pay_usage;
+  logic [PayCntW-1:0]      pay_infl_q, pay_infl_d;   // credits taken, beat not pushed yet
+
+  assign mem_rsp_ready_o = 1'b1;
+  assign tag_ready_o     = rsp_v_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rsp_v_q <= 1'b0;
+    end else begin
+      rsp_v_q <= mem_rsp_valid_i;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (mem_rsp_valid_i) begin
+      rsp_d_q <= mem_rsp_i.rdata;
+    end
+  end
+
+  // The walk's line (line 0 of its beat).
+  assign walk_rsp_o  = rsp_v_q && (tag_i.kind == RdWalk);
+  assign walk_line_o = rsp_d_q[127:0];
+
+  // f32 lane accumulation of load-reduce lines (targets in list order, spec §9), one lane group
+  // per line of the beat. Lines past the beat's count are not computed (left zero).
+  always_comb begin
+    logic first_in;
+    first_in = tag_i.kind inside {RdFinInit, RdAccInit};
+    for (int unsigned i = 0; i < MemLines; i++) begin
+      acc_idx[i] = line_t'(32'(tag_i.line) + i);
+      acc_new[i] = '0;
+      acc_fin[i] = '0;
+      if (rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw})) begin
+        acc_new[i] = first_in ? fp_acc_init(tag_i.dtype, rsp_d_q[128*i +: 128]) :
+                                fp_acc_step(tag_i.dtype, tag_i.rop, tag_i.native,
+                                            acc_q[acc_idx[i]], rsp_d_q[128*i +: 128]);
+        acc_fin[i] = fp_acc_finish(tag_i.dtype, acc_new[i]);
+      end
+    end
+  end
+
+  assign acc_we   = rsp_v_q && (tag_i.kind inside {RdAccInit, RdAccStep});
+  assign pay_push = rsp_v_q && (tag_i.kind inside {RdRaw, RdFinInit, RdFinStep});
+
+  always_comb begin
+    pay_in.n = tag_i.n;
+    for (int unsigned i = 0; i < MemLines; i++) begin
+      pay_in.data[128*i +: 128] = (tag_i.kind == RdRaw) ? rsp_d_q[128*i +: 128] : acc_fin[i];
+    end
+  end
+
+  // Accumulators (data only: each is written by a reduction's first input before it is read).
+  always_ff @(posedge clk_i) begin
+    if (acc_we) begin
+      for (int unsigned i = 0; i < MemLines; i++) begin
+        if (i < 32'(tag_i.n)) begin
+          acc_q[acc_idx[i]] <= acc_new[i];
+        end
+      end
+    end
+  end
+
+  // Credits.
+  always_comb begin
+    pay_infl_d = pay_infl_q;
+    if (credit_take_i && !pay_push) begin
+      pay_infl_d = pay_infl_q + PayCntW'(1);
+    end else if (pay_push && !credit_take_i) begin
+      pay_infl_d = pay_infl_q - PayCntW'(1);
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pay_infl_q <= '0;
+    end else begin
+      pay_infl_q <= pay_infl_d;
+    end
+  end
+
+  assign credit_ok_o = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
+
+  dysharp_fifo #(
+    .Width ($bits(pay_beat_t)),
+    .Depth (PayDepth)
+  ) u_pay_fifo (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (pay_push),
+    .in_ready_o  (pay_space),
+    .in_data_i   (pay_in),
+    .out_valid_o (pay_valid_o),
+    .out_ready_i (pay_ready_i),
+    .out_data_o  (pay_o),
+    .usage_o     (pay_usage)
+  );
+
+  // The FIFO's ready is read only by the assertions (room is reserved by the credits).
+  logic unused_sig;
+  assign unused_sig = pay_space;
+
+`ifndef SYNTHESIS
+  // Memory read data only for an outstanding read, and every beat has its tag.
+  a_rsp_has_tag: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    rsp_v_q |-> tag_valid_i);
+  a_mem_rsp_outstanding: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    mem_rsp_valid_i |-> 32'(tag_usage_i) > 32'(rsp_v_q));
+  // A walk is one line.
+  a_walk_line: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    walk_rsp_o |-> 32'(tag_i.n) == 1);
+  // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.
+  a_credit: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    32'(pay_usage) + 32'(pay_infl_q) <= PayDepth);
+  a_pay_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    pay_push |-> pay_space);
+  a_infl_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    pay_push |-> pay_infl_q != '0 || credit_take_i);
+  // A payload beat holds 1..MemLines flits.
+  a_pay_beat: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    pay_valid_o |-> pay_o.n != '0 && 32'(pay_o.n) <= MemLines);
+`endif
+
+endmodule
