@@ -92,13 +92,13 @@ module dysharp_parser
   localparam int unsigned ExpW      = (Experts > 1) ? $clog2(Experts) : 1;
   localparam bit          StoreTgt  = (Origin == 0);
   localparam int unsigned DescTgtW  = StoreTgt ? TgtFlits * FlitBits : 0;
-  localparam int unsigned DescRtW   = StoreTgt ? RouteW : 0;
-  localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
-  localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
   localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
   localparam int unsigned RankW     = $clog2(MaxTargets + 1);
   localparam int unsigned TIdxW     = $clog2(TgtFlits * TargetsPerFlit);
   localparam int unsigned RouteW    = NumPorts * (1 + 2 * RankW + 8);
+  localparam int unsigned DescRtW   = StoreTgt ? RouteW : 0;
+  localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
+  localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
   localparam int unsigned ErrDepth  = 2;
   localparam int unsigned ErrCntW   = $clog2(ErrDepth + 1);
 
