@@ -190,7 +190,7 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   assign job_slot_o  = job_slot_q;
   assign job_line_o  = line_q;
-  assign j_we        = is_store_op(job_req_i.opcode);
+  assign j_we        = op_is_store(job_req_i.opcode);
   assign j_rdkind    = rd_kind_f(job_req_i.opcode, job_first_q, job_last_q);
   assign j_hpush     = !j_we && (!is_op(job_req_i.opcode, OpDynLdReduce) || job_last_q);
   assign j_credit    = !j_we && (j_rdkind inside {RdRaw, RdFinInit, RdFinStep});

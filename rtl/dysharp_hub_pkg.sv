@@ -82,19 +82,7 @@ package dysharp_hub_pkg;
     return op == ref_op;
   endfunction
 
-  // Request opcodes a hub serves.
-  function automatic logic is_req_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpWrite) || is_op(op, OpRead) || is_op(op, OpMcSt) ||
-           is_op(op, OpMcLdReduce) || is_op(op, OpDynSt) || is_op(op, OpDynLdReduce);
-  endfunction
-
-  function automatic logic is_dyn_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpDynSt) || is_op(op, OpDynLdReduce);
-  endfunction
-
-  function automatic logic is_store_op(input logic [OpcodeWidth-1:0] op);
-    return is_op(op, OpWrite) || is_op(op, OpMcSt) || is_op(op, OpDynSt);
-  endfunction
+  // Opcode classes: op_is_request, op_is_dyn, op_is_store of dysharp_pkg (generated from the codec).
 
   // The next packet buffer (buffers are used in turn).
   function automatic slot_t slot_inc(input slot_t i);

@@ -119,9 +119,9 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       unique case (rx_sec_q)
         RxHdr: begin
           rx_wr_hdr = 1'b1;
-          if (is_dyn_op(rx_hdr.opcode) && rx_hdr.tcount != '0) begin
+          if (op_is_dyn(rx_hdr.opcode) && rx_hdr.tcount != '0) begin
             rx_sec_d = RxTgt;
-          end else if (is_store_op(rx_hdr.opcode)) begin
+          end else if (op_is_store(rx_hdr.opcode)) begin
             rx_sec_d = RxBe;
           end else begin
             rx_sec_d = RxPay;
@@ -131,7 +131,7 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
           rx_wr_tgt = 1'b1;
           rx_cnt_d  = rx_cnt_q + RxCntW'(1);
           if (rx_cnt_q + RxCntW'(1) >= ntf) begin
-            rx_sec_d = is_store_op(slot_req_q[rx_slot_q].opcode) ? RxBe : RxPay;
+            rx_sec_d = op_is_store(slot_req_q[rx_slot_q].opcode) ? RxBe : RxPay;
             rx_cnt_d = '0;
           end
         end
@@ -245,9 +245,9 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     rx_fire |-> rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay || req_last_i);
   // Requests are legal (the switch checked them): len 1..16, tcount 1..MaxTargets for DYN ops.
   a_req_len: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_hdr && is_req_op(rx_hdr.opcode) |-> rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen);
+    rx_wr_hdr && op_is_request(rx_hdr.opcode) |-> rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen);
   a_req_tcount: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_hdr && is_dyn_op(rx_hdr.opcode) |->
+    rx_wr_hdr && op_is_dyn(rx_hdr.opcode) |->
       rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets);
   a_req_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rx_wr_pay |-> 32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len));

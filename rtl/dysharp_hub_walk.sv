@@ -92,8 +92,8 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     t_job.slot  = t_slot_q;
     t_job.first = (t_idx_q == '0);
     t_job.lcl   = local_t'(32'(t_tgt_i) % ExpertsPerPort);
-    if (!is_dyn_op(t_op_i)) begin
-      t_job.kind = is_req_op(t_op_i) ? JobIdent : JobNop;
+    if (!op_is_dyn(t_op_i)) begin
+      t_job.kind = op_is_request(t_op_i) ? JobIdent : JobNop;
       t_job.last = 1'b1;
     end else if (t_tcount_i == '0) begin
       t_job.kind = JobNop;
