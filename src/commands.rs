@@ -245,7 +245,8 @@ fn run_replay(
     Ok((report, secs))
 }
 
-/// Runs the RTL engine with a progress spinner.
+/// Runs the RTL engine with a progress bar over the cycles' lower bound (the run ends near it),
+/// the simulation speed and the time left.
 #[cfg(feature = "rtl")]
 pub fn run_rtl(
     tokens: &[Token],
@@ -253,10 +254,18 @@ pub fn run_rtl(
     opts: &ReplayOptions,
     seed: u64,
 ) -> Result<RtlReplayReport, CliError> {
-    let pb = ProgressBar::new_spinner();
-    let r = replay_rtl(tokens, topk, opts, seed, |phase, cycles| {
-        pb.set_message(format!("RTL {phase}: {cycles} cycles"));
-        pb.tick();
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "RTL {msg:>8} [{bar:40}] {pos}/{len} cycles (lower bound), {per_sec}, {eta} left",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    let r = replay_rtl(tokens, topk, opts, seed, |phase, p| {
+        pb.set_length(p.lower_bound.max(p.cycles));
+        pb.set_message(phase.to_string());
+        pb.set_position(p.cycles);
     });
     pb.finish_and_clear();
     Ok(r?)

@@ -184,12 +184,24 @@ pub fn zero_load_latency(model: &str, seed: u64) -> Result<Vec<OpLatency>, TbErr
 }
 
 /// Replays `tokens` through the RTL model for `opts.ep` ports.
+/// Where a running RTL replay is, reported every 10,000 cycles.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Cycles of the phase being run.
+    pub phase_cycles: u64,
+    /// Cycles of both phases so far.
+    pub cycles: u64,
+    /// The lower bound of both phases together: the run takes about this many cycles (the
+    /// replays of docs/perf.md end within 1.03 of it), so cycles / lower_bound is the progress.
+    pub lower_bound: u64,
+}
+
 pub fn replay_rtl(
     tokens: &[Token],
     topk: usize,
     opts: &ReplayOptions,
     seed: u64,
-    mut progress: impl FnMut(&str, u64),
+    mut progress: impl FnMut(&str, Progress),
 ) -> Result<RtlReplayReport, RtlReplayError> {
     let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
         err(format!(
@@ -240,6 +252,8 @@ pub fn replay_rtl(
     let expected = account(&mtok, opts.ep, epp_model, row);
     let start = std::time::Instant::now();
     let mut buf = Vec::new();
+    let bound = expected.dispatch.lower_bound_cycles + expected.combine.lower_bound_cycles;
+    let mut done_before = 0u64;
     let mut run_phase =
         |b: &mut Bench, name: &str, make: &mut MakePacket| -> Result<PhaseRun, RtlReplayError> {
             let before = b.counters();
@@ -260,7 +274,14 @@ pub fn replay_rtl(
                 b.step()?;
                 if b.cycles() - last_report >= 10_000 {
                     last_report = b.cycles();
-                    progress(name, b.cycles() - c0);
+                    progress(
+                        name,
+                        Progress {
+                            phase_cycles: b.cycles() - c0,
+                            cycles: done_before + b.cycles() - c0,
+                            lower_bound: bound,
+                        },
+                    );
                 }
                 let limit = 50
                     * (expected.dispatch.lower_bound_cycles + expected.combine.lower_bound_cycles)
@@ -275,6 +296,7 @@ pub fn replay_rtl(
                 }
             }
             b.check_counters()?;
+            done_before += b.cycles() - c0;
             Ok((b.cycles() - c0, packets, before, b.counters()))
         };
     let (dc, dp, d0, d1) = run_phase(&mut b, "dispatch", &mut |t, remote, c, len| {
