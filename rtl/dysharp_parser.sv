@@ -10,9 +10,15 @@
 //   - last flit: the header checks run on flit0 (the last flit itself for a one-flit frame), the
 //     first failing check wins, and the verdict, the stamped hcc or the error flit's hcc are
 //     registered (check stage, one cycle);
-//   - last flit of a good request: its destination ports, and for a DYN op its target list sorted
-//     by destination port (a counting sort) with each port's count, first position and replica hcc,
-//     so that the request forwarder only reads windows of the sorted list (spec §5.2 pruning);
+//   - target flit (request class, DYN op): each ID's destination port and its rank, the number of
+//     earlier IDs of the list on the same port, from per-port counts kept over the frame (a prefix
+//     count over the flit's lanes);
+//   - last flit (request class, DYN op): the target list sorted by destination port (spec §5.2
+//     pruning), each ID to position base[port] + rank, base being the prefix sum of the per-port
+//     counts: one AND-OR per position, no compare chain; so the request forwarder only reads
+//     windows of the sorted list;
+//   - last flit of a good request: its destination ports, each port's target count (the replica's
+//     tcount), first sorted position and replica hcc, from those counts;
 //   - check stage, good frame: one descriptor (flit0 with src_port := PortId, rsvd := 0, hcc
 //     recomputed; the sorted target flits and their layout; the number of tail flits) is pushed;
 //     its tail flits are readable from this cycle on;
@@ -94,8 +100,10 @@ module dysharp_parser
   localparam int unsigned DescTgtW  = StoreTgt ? TgtFlits * FlitBits : 0;
   localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
   localparam int unsigned RankW     = $clog2(MaxTargets + 1);
-  localparam int unsigned TIdxW     = $clog2(TgtFlits * TargetsPerFlit);
+  localparam int unsigned NSlots    = TgtFlits * TargetsPerFlit;
   localparam int unsigned RouteW    = NumPorts * (1 + 2 * RankW + 8);
+  localparam int unsigned SRankW    = (MaxTargets > 1) ? $clog2(MaxTargets) : 1;
+  localparam int unsigned TIdxW     = (NSlots > 1) ? $clog2(NSlots) : 1;
   localparam int unsigned DescRtW   = StoreTgt ? RouteW : 0;
   localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
   localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
@@ -108,20 +116,31 @@ module dysharp_parser
   typedef logic [TCntW-1:0] tcnt_t;
 
   typedef logic [TgtFlits-1:0][FlitBits-1:0] tgts_t;
+  typedef logic [NumPorts-1:0][RankW-1:0]    pcnt_t;
+  typedef logic [NSlots-1:0][PortW-1:0]      sport_t;
+  typedef logic [NSlots-1:0][SRankW-1:0]     srank_t;
+
+  // A target's slot in its replica: its destination port and its rank there.
+  typedef struct packed {
+    logic [PortW-1:0]  port;
+    logic [SRankW-1:0] rank;
+  } tslot_t;
+  typedef tslot_t [TargetsPerFlit-1:0]       fslots_t;
 
   // Where a good request goes (request class), computed once at its last flit: the destination
-  // ports, and for a DYN op its targets sorted by destination port (list order within a port)
-  // with each port's count (the replica's tcount), first sorted position, and replica hcc.
+  // ports, and for a DYN op each port's target count (the replica's tcount), first position in
+  // the sorted list, and replica hcc.
   typedef struct packed {
-    logic [NumPorts-1:0]            dmask;
-    logic [NumPorts-1:0][RankW-1:0] cnt;
-    logic [NumPorts-1:0][RankW-1:0] base;
-    logic [NumPorts-1:0][7:0]       rhcc;
+    logic [NumPorts-1:0]      dmask;
+    pcnt_t                    cnt;
+    pcnt_t                    base;
+    logic [NumPorts-1:0][7:0] rhcc;
   } route_t;
 
-  // What a target flit's IDs add to the frame's checks 9 and 10.
+  // What a target flit's IDs add to the frame's checks 9 and 10 and to its per-port counts.
   typedef struct packed {
     logic [Experts-1:0] seen;      // experts named so far, this flit's included
+    pcnt_t              cnt;       // IDs per destination port so far, this flit's included
     logic               expert;    // an ID names no expert (check 9)
     logic               dup;       // an ID repeats an earlier one (check 10)
   } tchk_t;
@@ -131,10 +150,12 @@ module dysharp_parser
   idx_t     idx_q, idx_d;        // index of the next flit within the current frame (saturating)
   flit_t    hdr_q;               // flit0 of the current frame
   nt_t      ntail_q, ntail_d;    // tail flits of the current frame stored so far
-  // Target flits of the current frame (request class; constant zero in the response class), sorted
-  // by destination port at a good frame's end.
+  // Target flits of the current frame (sorted by destination port at its last flit) and each ID's
+  // port and rank (request class; constant zero in the response class).
   /* verilator lint_off UNUSEDSIGNAL */
   tgts_t    tgt_q;
+  sport_t   sport_q;
+  srank_t   srank_q;
   route_t   chk_route_q;         // request class: where the frame in the check stage goes
   /* verilator lint_on UNUSEDSIGNAL */
   hdr_t     hq;                  // captured flit0 (for the target-flit count)
@@ -182,19 +203,28 @@ module dysharp_parser
   // Checks 9 and 10 over target flit `k` (IDs TargetsPerFlit*k ...) of a list of `tcount` IDs,
   // given the experts the earlier flits named: each ID against the bitmap and the earlier IDs of
   // the same flit. An ID that names no expert is not entered (the frame fails check 9 anyway).
+  // Also each ID's slot in its replica (`slots`; lanes past the list: 0): its port and its rank,
+  // the count of earlier IDs on that port (the counts of a bad frame are never used).
   function automatic tchk_t tflit_check_f(input flit_t flit, input int unsigned k,
-                                          input int unsigned tcount, input tchk_t prev);
+                                          input int unsigned tcount, input tchk_t prev,
+                                          output fslots_t slots);
     tchk_t       c;
     logic [15:0] id [TargetsPerFlit];
     logic        in_list [TargetsPerFlit];
     logic [ExpW-1:0] e;
-    c = prev;
+    logic [PortW-1:0] port;
+    c     = prev;
+    slots = '0;
     for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
       id[l]      = flit[16*l +: 16];
       in_list[l] = (TargetsPerFlit * k + l) < tcount;
     end
     for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
       if (in_list[l]) begin
+        port            = PortW'(32'(id[l]) / ExpertsPerPort);
+        slots[l].port = port;
+        slots[l].rank = SRankW'(c.cnt[port]);
+        c.cnt[port]   = c.cnt[port] + RankW'(1);
         if (32'(id[l]) >= Experts) begin
           c.expert = 1'b1;
         end else begin
@@ -214,50 +244,55 @@ module dysharp_parser
     return c;
   endfunction
 
-  // The route of a good request with flit0 `f` (stamped hcc `hcc`) and target flits `t`: for a DYN
-  // op a counting sort of the targets by port (target i goes to sorted position base[port] + rank,
-  // its rank being the number of earlier targets on the same port), and each replica's hcc. The
-  // CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero only in the
-  // tcount field.
+  // Each port's first position in the list sorted by port: the prefix sum of the counts `cnt`.
+  function automatic pcnt_t base_f(input pcnt_t cnt);
+    pcnt_t b;
+    b = '0;
+    for (int unsigned q = 1; q < NumPorts; q++) begin
+      b[q] = b[q-1] + cnt[q-1];
+    end
+    return b;
+  endfunction
+
+  // The first `tcount` IDs of `t` sorted by port: ID i (port sport[i], rank srank[i]) goes to
+  // position base[sport[i]] + srank[i]; each position is the OR of the IDs sent there (at most
+  // one). Positions past tcount are 0.
+  function automatic tgts_t sort_f(input tgts_t t, input sport_t sport, input srank_t srank,
+                                   input pcnt_t base, input int unsigned tcount);
+    tgts_t            r;
+    logic [TIdxW-1:0] at [NSlots];
+    r = '0;
+    for (int unsigned i = 0; i < NSlots; i++) begin
+      at[i] = TIdxW'(32'(base[sport[i]]) + 32'(srank[i]));
+    end
+    for (int unsigned j = 0; j < NSlots; j++) begin
+      for (int unsigned i = 0; i < NSlots; i++) begin
+        if ((i < tcount) && (32'(at[i]) == j)) begin
+          r[j / TargetsPerFlit][16 * (j % TargetsPerFlit) +: 16] |=
+              t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
+        end
+      end
+    end
+    return r;
+  endfunction
+
+  // The route of a good request with flit0 `f` (stamped hcc `hcc`) whose target list has `cnt`
+  // IDs per port: its destination ports, and each replica's tcount, first sorted position and
+  // hcc. The CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero
+  // only in the tcount field.
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic route_t route_f(input flit_t f, input logic [7:0] hcc, input tgts_t t,
-                                     input logic [NumGroups*NumPorts-1:0] groups,
-                                     output tgts_t sorted);
+  function automatic route_t route_f(input flit_t f, input logic [7:0] hcc, input pcnt_t cnt,
+                                     input logic [NumGroups*NumPorts-1:0] groups);
     route_t      r;
     hdr_t        h;
-    int unsigned tcount;
-    logic [15:0] tid  [TgtFlits*TargetsPerFlit];
-    logic [PortW-1:0] tport;
-    logic [RankW-1:0] rank [TgtFlits*TargetsPerFlit];
-    logic [PortW-1:0] port [TgtFlits*TargetsPerFlit];
-    logic [TIdxW-1:0] at;
     flit_t       tcx;
-    h      = hdr_t'(f);
-    tcount = op_is_dyn(h.opcode) ? 32'(h.tcount) : 0;
-    r      = '0;
-    sorted = t;
-    for (int unsigned i = 0; i < TgtFlits * TargetsPerFlit; i++) begin
-      tid[i]  = t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
-      tport   = PortW'(32'(tid[i]) / ExpertsPerPort);
-      port[i] = tport;
-      rank[i] = '0;
-      if (i < tcount) begin
-        rank[i]      = r.cnt[tport];
-        r.cnt[tport] = r.cnt[tport] + RankW'(1);
-      end
-    end
-    for (int unsigned q = 1; q < NumPorts; q++) begin
-      r.base[q] = r.base[q-1] + r.cnt[q-1];
-    end
-    for (int unsigned i = 0; i < TgtFlits * TargetsPerFlit; i++) begin
-      if (i < tcount) begin
-        at = TIdxW'(32'(r.base[port[i]]) + 32'(rank[i]));
-        sorted[32'(at) / TargetsPerFlit][16 * (32'(at) % TargetsPerFlit) +: 16] = tid[i];
-      end
-    end
+    h = hdr_t'(f);
+    r = '0;
     if (op_is_dyn(h.opcode)) begin
+      r.cnt  = cnt;
+      r.base = base_f(cnt);
       for (int unsigned q = 0; q < NumPorts; q++) begin
-        r.dmask[q] = (r.cnt[q] != '0);
+        r.dmask[q] = (cnt[q] != '0);
       end
     end else if (op_is_mc(h.opcode)) begin
       if (32'(h.route) < NumGroups) begin
@@ -401,18 +436,53 @@ module dysharp_parser
   assign ntail_cur  = ntail_q + nt_t'(store_tail);
 
   if (StoreTgt) begin : gen_tgt
-    // Checks 9 and 10, one target flit at a time.
+    // Checks 9 and 10 and each ID's port and rank, one target flit at a time, as it is captured;
+    // at the frame's last flit the list sorted by port (used only if the frame is a good DYN op).
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        tchk_q <= '0;
+        tchk_q  <= '0;
+        tgt_q   <= '0;
+        sport_q <= '0;
+        srank_q <= '0;
       end else if (fire && is_hdr) begin
         tchk_q <= '0;
-      end else if (fire && is_tgt) begin
-        tchk_q <= tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
+      end else if (fire) begin
+        fslots_t sl;
+        tchk_t   tc;
+        tgts_t   t;
+        sport_t  sp;
+        srank_t  sr;
+        tc = tchk_q;
+        t  = tgt_q;
+        sp = sport_q;
+        sr = srank_q;
+        if (is_tgt) begin
+          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q, sl);
+          for (int unsigned k = 0; k < TgtFlits; k++) begin
+            if (32'(idx_q) == k + 1) begin
+              t[k] = in_data_i;
+              for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+                sp[TargetsPerFlit*k+l] = sl[l].port;
+                sr[TargetsPerFlit*k+l] = sl[l].rank;
+              end
+            end
+          end
+        end
+        tchk_q  <= tc;
+        sport_q <= sp;
+        srank_q <= sr;
+        if (in_last_i) begin
+          tgt_q <= sort_f(t, sp, sr, base_f(tc.cnt), 32'(hq.tcount));
+        end else begin
+          tgt_q <= t;
+        end
       end
     end
   end else begin : gen_no_tgt
     assign tchk_q = '0;
+    assign tgt_q   = '0;
+    assign sport_q = '0;
+    assign srank_q = '0;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -420,7 +490,6 @@ module dysharp_parser
   /* verilator lint_off UNUSEDSIGNAL */
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tgt_q       <= '0;
       chk_route_q <= '0;
       chk_valid_q <= 1'b0;
       chk_code_q  <= ErrNone;
@@ -429,31 +498,17 @@ module dysharp_parser
       chk_pay_q   <= '0;
     end else begin
       chk_valid_q <= frame_end;
-      // Target flits are captured as they arrive (request class only: is_tgt is 0 otherwise).
-      if (fire && is_tgt && !frame_end) begin
-        for (int unsigned k = 0; k < TgtFlits; k++) begin
-          if (32'(idx_q) == k + 1) begin
-            tgt_q[k] <= in_data_i;
-          end
-        end
-      end
       if (frame_end) begin
-        flit_t  f0;
-        tchk_t  tc;  // its `seen` is not needed at the last flit
-        ecode_e code;
-        tgts_t  t, sorted;
+        flit_t   f0;
+        tchk_t   tc;  // its `seen` is not needed at the last flit
+        fslots_t sl;  // captured by gen_tgt
+        ecode_e  code;
         logic [7:0] hcc;
         f0 = is_hdr ? in_data_i : hdr_q;
-        t  = tgt_q;
-        for (int unsigned k = 0; k < TgtFlits; k++) begin
-          if (is_tgt && (32'(idx_q) == k + 1)) begin
-            t[k] = in_data_i;
-          end
-        end
         // A one-flit frame has no targets: the checks of the previous frame are still in tchk_q.
         tc = is_hdr ? '0 : tchk_q;
         if (StoreTgt && is_tgt) begin
-          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
+          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q, sl);
         end
         code        = frame_code_f(f0, 32'(idx_q) + 1, tc.expert, tc.dup, cfg_group_mask_i);
         chk_code_q  <= code;
@@ -461,8 +516,7 @@ module dysharp_parser
           hcc       = hcc_f(stamp_f(f0, '0));
           chk_hcc_q <= hcc;
           if (StoreTgt) begin
-            chk_route_q <= route_f(f0, hcc, t, cfg_group_mask_i, sorted);
-            tgt_q       <= sorted;
+            chk_route_q <= route_f(f0, hcc, tc.cnt, cfg_group_mask_i);
           end
         end else begin
           chk_hcc_q <= hcc_f(err_flit_f(f0[MaddrLsb +: MaddrWidth], f0[TagLsb +: TagWidth], code,
