@@ -5,7 +5,8 @@
 // memory port p. Every per-port port is a flat packed vector with port p at [W*p +: W].
 // err_count_o: per port NumErrCodes counters, code c at [(p*NumErrCodes + c-1)*32 +: 32]; codes
 // FirstHubErrCode..LastHubErrCode (11..13) come from hub p, the others from the switch (ingress
-// checks, orphan partials, load-reduce timeouts).
+// checks, orphan partials, load-reduce timeouts). The benches observe the switch-to-hub request
+// streams through the verification wrapper verif/harness/dysharp_top_tb.sv.
 
 module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
@@ -60,12 +61,7 @@ module dysharp_top import dysharp_pkg::*; #(
   output logic [NumPorts*32-1:0]            up_payload_flits_o,
   output logic [NumPorts*32-1:0]            dn_payload_flits_o,
   output logic [NumPorts*32-1:0]            tlb_hits_o,
-  output logic [NumPorts*32-1:0]            tlb_misses_o,
-  // Verification taps: the request flits each hub accepts from the switch
-  // (valid = a handshake this cycle). Observation only; leave open in a product.
-  output logic [NumPorts-1:0]               hub_req_mon_valid_o,
-  output logic [NumPorts*FlitBits-1:0]      hub_req_mon_data_o,
-  output logic [NumPorts-1:0]               hub_req_mon_last_o
+  output logic [NumPorts*32-1:0]            tlb_misses_o
 );
 
   localparam int unsigned HubErrCodes  = LastHubErrCode - FirstHubErrCode + 1;
@@ -135,10 +131,6 @@ module dysharp_top import dysharp_pkg::*; #(
     .red_evt_tag_o        (unused_red_tag),
     .red_evt_port_o       (unused_red_port)
   );
-
-  assign hub_req_mon_valid_o = req_out_valid & req_out_ready;
-  assign hub_req_mon_data_o  = req_out_data;
-  assign hub_req_mon_last_o  = req_out_last;
 
   for (genvar p = 0; p < NumPorts; p++) begin : gen_hub
     dysharp_hub #(

@@ -5,6 +5,7 @@ use crate::commands::CliError;
 use dysharp_registry::Registry;
 use dysharp_verif::bench_sim::{bench_sim, BenchSimReport};
 use dysharp_verif::sim::ModelInfo;
+use dysharp_verif::BENCH_TOP;
 
 /// Arguments of `dysharp bench-sim`.
 #[derive(clap::Args, Debug)]
@@ -29,7 +30,7 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
     let tops: Vec<&str> = Registry::builtin()
         .models()
         .iter()
-        .filter(|m| m.top == "dysharp_top" && ModelInfo::find(&m.name).is_some())
+        .filter(|m| m.sim_top() == BENCH_TOP && ModelInfo::find(&m.name).is_some())
         .map(|m| m.name.as_str())
         .collect();
     match ModelInfo::find(&args.model) {
@@ -40,9 +41,9 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
                 tops.join(", ")
             )))
         }
-        Some(m) if m.top != "dysharp_top" => {
+        Some(m) if m.top != BENCH_TOP => {
             return Err(flag(format!(
-                "`{}` has top {}; bench-sim drives dysharp_top models: {}",
+                "`{}` has top {}; bench-sim drives dysharp_top models (built as {BENCH_TOP}): {}",
                 args.model,
                 m.top,
                 tops.join(", ")

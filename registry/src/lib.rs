@@ -73,8 +73,12 @@ impl fmt::Display for Use {
 pub struct Model {
     /// Unique name: the Verilator model's name and the synthesis configuration's.
     pub name: String,
-    /// Top module.
+    /// Top module (what `lint` and `synth` take).
     pub top: String,
+    /// Top module of the Verilator models (`sim`, `coverage`, `speed`) when it is not `top`: a
+    /// verification wrapper of `top` from `sources` that adds observation taps.
+    #[serde(default)]
+    pub sim_top: Option<String>,
     /// What the configuration is for (one line).
     pub doc: String,
     /// Which tools take it.
@@ -91,6 +95,11 @@ pub struct Model {
 }
 
 impl Model {
+    /// The top module of the model's Verilator builds: `sim_top`, else `top`.
+    pub fn sim_top(&self) -> &str {
+        self.sim_top.as_deref().unwrap_or(&self.top)
+    }
+
     /// Whether `tool` takes this model.
     pub fn has(&self, tool: Use) -> bool {
         self.uses.contains(&tool)
@@ -190,6 +199,16 @@ impl Registry {
             }
             if !identifier(&m.top) {
                 return Err(bad(format!("top `{}` is not a module name", m.top)));
+            }
+            if let Some(t) = &m.sim_top {
+                if !identifier(t) {
+                    return Err(bad(format!("sim_top `{t}` is not a module name")));
+                }
+                if !m.has(Use::Sim) {
+                    return Err(bad(
+                        "`sim_top` needs `sim` (it is the Verilator model's top)".into(),
+                    ));
+                }
             }
             if m.uses.is_empty() {
                 return Err(bad("`uses` is empty: no tool takes the model".into()));
@@ -328,12 +347,13 @@ mod tests {
             for s in &m.sources {
                 text.push_str(&std::fs::read_to_string(root.join(s)).unwrap());
             }
-            assert!(
-                text.contains(&format!("module {}", m.top)),
-                "{}: no module {}",
-                m.name,
-                m.top
-            );
+            for top in [m.top.as_str(), m.sim_top()] {
+                assert!(
+                    text.contains(&format!("module {top}")),
+                    "{}: no module {top}",
+                    m.name
+                );
+            }
         }
     }
 
@@ -376,6 +396,14 @@ mod tests {
             (
                 "name = \"a\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\"]\nparams = { \"a-b\" = 1 }",
                 "identifier",
+            ),
+            (
+                "name = \"a\"\ntop = \"t\"\nsim_top = \"t-b\"\ndoc = \"\"\nuses = [\"sim\"]",
+                "sim_top",
+            ),
+            (
+                "name = \"a\"\ntop = \"t\"\nsim_top = \"t_tb\"\ndoc = \"\"\nuses = [\"lint\"]",
+                "needs `sim`",
             ),
         ];
         for (body, want) in cases {

@@ -15,4 +15,4 @@ pub mod tb;
 
 pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};
 pub use switch_tb::{Faults, SwitchBench, SwitchBenchConfig, SwitchStats};
-pub use tb::{Bench, BenchConfig, RtlCounters, RunStats, TbError};
+pub use tb::{Bench, BenchConfig, RtlCounters, RunStats, TbError, BENCH_TOP};

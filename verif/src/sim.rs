@@ -42,7 +42,7 @@ pub struct ModelInfo {
     pub name: &'static str,
     /// Index in the C++ factory.
     pub kind: u32,
-    /// RTL top module.
+    /// Top module of the Verilator model (the registry's `sim_top`, else its `top`).
     pub top: &'static str,
     /// Parameter overrides it was built with.
     pub params: &'static [(&'static str, &'static str)],

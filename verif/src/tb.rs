@@ -6,8 +6,9 @@
 //! The golden model is driven in the RTL's own order where order is the RTL's
 //! choice: the switch model sees frames as the RTL accepts them, and each golden
 //! hub sees requests in the order the RTL hub received them (observed on the
-//! `hub_req_mon_*` taps), so allocation order and TLB state are comparable
-//! access by access.
+//! `hub_req_mon_*` taps of the verification wrapper
+//! `verif/harness/dysharp_top_tb.sv`), so allocation order and TLB state are
+//! comparable access by access.
 
 use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
@@ -269,6 +270,10 @@ pub struct RtlCounters {
     /// AL-TLB misses per hub.
     pub tlb_misses: Vec<u64>,
 }
+
+/// The Verilator top of the models this bench drives: `dysharp_top` in its
+/// verification wrapper (`verif/harness/dysharp_top_tb.sv`, the registry's `sim_top`).
+pub const BENCH_TOP: &str = "dysharp_top_tb";
 
 /// The bench: RTL model, GPU port models, golden model, scoreboard.
 pub struct Bench {

@@ -25,7 +25,7 @@ fn sources() -> Vec<PathBuf> {
     v
 }
 
-fn lint(top: &str, params: &[(String, String)]) {
+fn lint(top: &str, params: &[(String, String)], extra: &[String]) {
     let vl = std::env::var("VERILATOR")
         .map(PathBuf::from)
         .unwrap_or(root().join(".tools/bin/verilator"));
@@ -36,6 +36,7 @@ fn lint(top: &str, params: &[(String, String)]) {
         cmd.arg(format!("-G{k}={v}"));
     }
     cmd.args(sources());
+    cmd.args(extra.iter().map(|f| root().join(f)));
     let out = cmd
         .output()
         .expect("run verilator (tools/setup.sh installs it)");
@@ -54,7 +55,11 @@ fn lints_clean_at_every_registry_configuration() {
     let reg = Registry::builtin();
     assert!(reg.with(Use::Lint).count() >= 2);
     for m in reg.with(Use::Lint) {
-        lint(&m.top, &m.param_strings());
+        lint(&m.top, &m.param_strings(), &[]);
+        // A verification wrapper (the Verilator models' top) is linted too.
+        if m.sim_top() != m.top {
+            lint(m.sim_top(), &m.param_strings(), &m.sources);
+        }
     }
 }
 
