@@ -268,7 +268,10 @@ fn main() {
                 .args(["-MAKEFLAGS", "OPT_FAST=-O3"])
                 .args(["-MAKEFLAGS", "OPT_GLOBAL=-O3"]);
         } else {
-            cmd.args(["--x-assign", "unique", "--x-initial", "unique"]);
+            // The checked variant: X randomised (seeded), assertions and tracing on;
+            // the C++ of the per-cycle code at -O2 rather than Verilator's default -Os.
+            cmd.args(["--x-assign", "unique", "--x-initial", "unique"])
+                .args(["-MAKEFLAGS", "OPT_FAST=-O2"]);
         }
         cmd.args(["--prefix", &prefix, "--top-module", m.sim_top()])
             .arg("-I".to_string() + &root.join("rtl").display().to_string())
