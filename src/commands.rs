@@ -11,7 +11,7 @@ use dysharp_sim::trace::{
 };
 use dysharp_sim::traffic::Token;
 #[cfg(feature = "rtl")]
-use dysharp_verif::replay_rtl::{replay_rtl, RtlReplayError, RtlReplayReport};
+use dysharp_verif::replay_rtl::{replay_rtl, InjectOrder, RtlReplayError, RtlReplayReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -252,6 +252,7 @@ pub fn run_rtl(
     tokens: &[Token],
     topk: usize,
     opts: &ReplayOptions,
+    order: InjectOrder,
     seed: u64,
 ) -> Result<RtlReplayReport, CliError> {
     let pb = ProgressBar::new(0);
@@ -262,7 +263,7 @@ pub fn run_rtl(
         .expect("static template")
         .progress_chars("=> "),
     );
-    let r = replay_rtl(tokens, topk, opts, seed, |phase, p| {
+    let r = replay_rtl(tokens, topk, opts, order, seed, |phase, p| {
         pb.set_length(p.lower_bound.max(p.cycles));
         pb.set_message(phase.to_string());
         pb.set_position(p.cycles);
@@ -279,6 +280,7 @@ pub fn replay(
     hidden: usize,
     dtype: &str,
     engine: &str,
+    inject: &str,
     seed: u64,
     json_out: bool,
 ) -> Result<(), CliError> {
@@ -286,6 +288,18 @@ pub fn replay(
         flag: "dtype",
         msg: format!("{e}"),
     })?;
+    if inject != "token" && inject != "chunk" {
+        return Err(CliError::Flag {
+            flag: "inject",
+            msg: format!("`{inject}` is not an injection order; orders: token, chunk"),
+        });
+    }
+    if inject != "token" && engine != "rtl" {
+        return Err(CliError::Flag {
+            flag: "inject",
+            msg: "only the rtl engine takes an injection order (the golden engine's accounting does not depend on it)".into(),
+        });
+    }
     if engine != "golden" && engine != "rtl" {
         return Err(CliError::Flag {
             flag: "engine",
@@ -304,7 +318,8 @@ pub fn replay(
     if engine == "rtl" {
         #[cfg(feature = "rtl")]
         {
-            let report = run_rtl(&tokens, topk, &opts, seed)?;
+            let order: InjectOrder = inject.parse().expect("checked above");
+            let report = run_rtl(&tokens, topk, &opts, order, seed)?;
             if json_out {
                 outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
             } else {
@@ -428,7 +443,7 @@ fn demo_rtl(
             "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
              hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
         );
-    let report = run_rtl(&tokens, topk, &opts, seed)?;
+    let report = run_rtl(&tokens, topk, &opts, InjectOrder::Token, seed)?;
     out!("{}", chart::rtl_summary(&report));
     Ok(json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report}))
 }

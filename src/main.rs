@@ -116,6 +116,10 @@ enum Command {
         /// checked against the golden model; EP 4, 8 or 16; not in a golden-only build).
         #[arg(long, default_value = "golden")]
         engine: String,
+        /// Order in which each SM injects its packets (rtl engine): token (all chunks of a
+        /// token, then the next) or chunk (chunk 0 of every token, then chunk 1, ...).
+        #[arg(long, default_value = "token")]
+        inject: String,
         /// Seed of the token data.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -199,9 +203,10 @@ fn main() -> ExitCode {
             hidden,
             dtype,
             engine,
+            inject,
             seed,
             json,
-        } => commands::replay(&trace, &shape, hidden, &dtype, &engine, seed, json),
+        } => commands::replay(&trace, &shape, hidden, &dtype, &engine, &inject, seed, json),
         Command::Demo {
             out_dir,
             dists,

@@ -174,6 +174,8 @@ fn errors_name_file_line_and_field() {
         ("--dtype", "fp8", ["dtype", "fp8"]),
         ("--hidden", "3", ["multiple of 16", "3"]),
         ("--engine", "magic", ["engine", "magic"]),
+        ("--inject", "sideways", ["inject", "sideways"]),
+        ("--inject", "chunk", ["inject", "rtl engine"]),
     ] {
         let e = err(&[
             "replay",

@@ -196,10 +196,38 @@ pub struct Progress {
     pub lower_bound: u64,
 }
 
+/// The order in which each SM injects its packets of a phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InjectOrder {
+    /// Token by token: all chunks of a token, then the next token (a row at a time).
+    #[default]
+    Token,
+    /// Chunk by chunk: chunk 0 of every token of the SM, then chunk 1, ... (rows
+    /// interleaved, so consecutive packets of an SM go to different target sets).
+    Chunk,
+}
+
+impl std::str::FromStr for InjectOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "token" => Ok(Self::Token),
+            "chunk" => Ok(Self::Chunk),
+            _ => Err(format!(
+                "`{s}` is not an injection order; orders: token, chunk"
+            )),
+        }
+    }
+}
+
+/// Replays `tokens` (Dispatch, then Combine) through the RTL model for `opts.ep`
+/// ports, every packet and memory access checked against the golden model; each
+/// SM injects its packets in `order`.
 pub fn replay_rtl(
     tokens: &[Token],
     topk: usize,
     opts: &ReplayOptions,
+    order: InjectOrder,
     seed: u64,
     mut progress: impl FnMut(&str, Progress),
 ) -> Result<RtlReplayReport, RtlReplayError> {
@@ -258,14 +286,27 @@ pub fn replay_rtl(
         |b: &mut Bench, name: &str, make: &mut MakePacket| -> Result<PhaseRun, RtlReplayError> {
             let before = b.counters();
             let mut packets = 0u64;
-            for t in &mtok {
-                let remote = t.remote(epp_model);
-                if remote.is_empty() {
-                    continue;
+            let sent: Vec<(&Token, Vec<u16>)> = mtok
+                .iter()
+                .map(|t| (t, t.remote(epp_model)))
+                .filter(|(_, r)| !r.is_empty())
+                .collect();
+            match order {
+                InjectOrder::Token => {
+                    for (t, remote) in &sent {
+                        for (c, &len) in chunks.iter().enumerate() {
+                            b.push(t.src, &make(t, remote, c, len));
+                            packets += 1;
+                        }
+                    }
                 }
-                for (c, &len) in chunks.iter().enumerate() {
-                    b.push(t.src, &make(t, &remote, c, len));
-                    packets += 1;
+                InjectOrder::Chunk => {
+                    for (c, &len) in chunks.iter().enumerate() {
+                        for (t, remote) in &sent {
+                            b.push(t.src, &make(t, remote, c, len));
+                            packets += 1;
+                        }
+                    }
                 }
             }
             let c0 = b.cycles();

@@ -4,7 +4,7 @@
 
 use super::plan::{TraceCase, TRACE_HIDDEN};
 use super::{counts_file, CaseFail, Checked, Outcome};
-use crate::replay_rtl::{replay_rtl, RtlReplayError};
+use crate::replay_rtl::{replay_rtl, InjectOrder, RtlReplayError};
 use dysharp_sim::numerics::DType;
 use dysharp_sim::replay::ReplayOptions;
 use dysharp_sim::trace::gen::{generate, DistSpec};
@@ -44,10 +44,13 @@ pub(crate) fn replay(t: &TraceCase, seed: u64, checked: &mut Checked) -> Result<
         dtype: DType::Bf16,
         seed,
     };
-    let r = replay_rtl(&tokens, topk, &opts, seed, |_, _| {}).map_err(|e| match e {
-        RtlReplayError::Bench(tb) => CaseFail::from(tb),
-        RtlReplayError::Shape(s) => CaseFail::error(s.to_string()),
-    })?;
+    let r =
+        replay_rtl(&tokens, topk, &opts, InjectOrder::Token, seed, |_, _| {}).map_err(
+            |e| match e {
+                RtlReplayError::Bench(tb) => CaseFail::from(tb),
+                RtlReplayError::Shape(s) => CaseFail::error(s.to_string()),
+            },
+        )?;
     checked.packets = r.packets_checked;
     checked.mem_accesses = r.mem_checked;
     checked.legal_injected = r.dispatch.packets + r.combine.packets;
