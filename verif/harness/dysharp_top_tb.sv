@@ -5,6 +5,9 @@
 // use: the request flits each hub accepts from the switch (hub_req_mon_valid_o = a handshake this
 // cycle), read from inside dysharp_top by hierarchical reference. verif/src/tb.rs, the cocotb bench
 // and examples/golden/SIGNALS.toml compare every request a hub receives with the golden model's.
+// The parameter and port lists repeat dysharp_top's (a wrapper must declare what it passes on);
+// they cannot drift apart unnoticed: a renamed port fails elaboration, and a port left out fails
+// the lint test (verif/tests/lint.rs lints this wrapper with -Wall: PINMISSING).
 
 module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
