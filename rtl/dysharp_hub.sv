@@ -31,6 +31,7 @@
 module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned TlbEntries     = 512,
   parameter int unsigned TlbWays        = 512,  // TlbEntries = fully associative (CAM)
   parameter int unsigned MemLines       = 4     // 16-byte lines per memory beat (1..MaxLen)
@@ -168,6 +169,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // Stages
   // ---------------------------------------------------------------------------------------------
   dysharp_hub_rx #(
+    .DynamicOps (DynamicOps),
     .MaxTargets (MaxTargets),
     .MemLines   (MemLines)
   ) u_rx (
@@ -203,6 +205,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   );
 
   dysharp_hub_walk #(
+    .DynamicOps     (DynamicOps),
     .ExpertsPerPort (ExpertsPerPort),
     .MaxTargets     (MaxTargets),
     .TlbEntries     (TlbEntries),
@@ -236,6 +239,7 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   );
 
   dysharp_hub_issue #(
+    .DynamicOps     (DynamicOps),
     .ExpertsPerPort (ExpertsPerPort),
     .MemLines       (MemLines),
     .job_t          (job_t),

@@ -15,6 +15,7 @@
 
 module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
+  parameter  bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter  int unsigned MemLines       = 4,
   // A target job (dysharp_hub_walk).
   parameter  type         job_t          = logic,
@@ -174,6 +175,7 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   rd_kind_e        j_rdkind;
   logic            can_pop, res_pop, job_done;
   logic            ctr_full;
+  job_kind_e       res_kind;      // the job kind at the head (DynamicOps = 0: identity or no-op)
   logic [31:0]     ctr_q [ExpertsPerPort];
   logic            ctr_inc;
   logic [31:0]     err_q [3];
@@ -188,6 +190,9 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   logic            tagq_push, tagq_space;
   rd_tag_t         tagq_in;
 
+  // Without the dynamic operations (spec §5.7) every job is an identity or a no-op: the walk,
+  // allocation and AL paths, the allocation counters and the AL error counters compile out.
+  assign res_kind    = (DynamicOps || (res_i.kind == JobIdent)) ? res_i.kind : JobNop;
   assign job_slot_o  = job_slot_q;
   assign job_line_o  = line_q;
   assign j_we        = op_is_store(job_req_i.opcode);
@@ -363,7 +368,7 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       job_last_d  = res_i.last;
       line_d      = '0;
       err_code_d  = ErrNone;
-      unique case (res_i.kind)
+      unique case (res_kind)
         JobIdent: begin
           addr_d = res_maddr_i;
           is_d   = IsLines;
@@ -467,10 +472,10 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
         err_q[c] <= '0;
       end
     end else begin
-      if (ctr_inc) begin
+      if (DynamicOps && ctr_inc) begin
         ctr_q[job_local_q] <= ctr_q[job_local_q] + 32'd1;
       end
-      if (err_inc) begin
+      if (DynamicOps && err_inc) begin
         unique case (err_code_q)
           ErrUnmapped: err_q[0] <= err_q[0] + 32'd1;
           ErrRange:    err_q[1] <= err_q[1] + 32'd1;

@@ -15,6 +15,7 @@
 
 module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MaxTargets = 32,
+  parameter  bit          DynamicOps = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter  int unsigned MemLines   = 4,
   localparam int unsigned TIdxW      = (MaxTargets > 1) ? $clog2(MaxTargets) : 1
 ) (
@@ -60,14 +61,11 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   typedef enum logic [1:0] {RxHdr, RxTgt, RxBe, RxPay} rx_sec_e;
 
-  // Packet buffers (data only, no reset: read only while full_q says the packet is there).
+  // Packet buffers (data only, no reset: read only while full_q says the packet is there). The
+  // target lists and the AL fields (AIdx, offset, range check) are in gen_al below.
   hub_req_t            slot_req_q  [NumSlots];
-  logic [15:0]         slot_tgt_q  [NumSlots][MaxTargets];
   flit_t               slot_be_q   [NumSlots];
   flit_t               slot_pay_q  [NumSlots][MaxLen];
-  aidx_t               slot_aidx_q [NumSlots];
-  logic [47:0]         slot_off_q  [NumSlots];
-  logic [NumSlots-1:0] slot_rerr_q;
   logic [NumSlots-1:0] full_q, full_d;   // packet completely received, not yet released
 
   slot_t             rx_slot_q, rx_slot_d;
@@ -119,7 +117,7 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       unique case (rx_sec_q)
         RxHdr: begin
           rx_wr_hdr = 1'b1;
-          if (op_is_dyn(rx_hdr.opcode) && rx_hdr.tcount != '0) begin
+          if (DynamicOps && op_is_dyn(rx_hdr.opcode) && rx_hdr.tcount != '0) begin
             rx_sec_d = RxTgt;
           end else if (op_is_store(rx_hdr.opcode)) begin
             rx_sec_d = RxBe;
@@ -182,17 +180,7 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // Packet buffer storage.
   always_ff @(posedge clk_i) begin
     if (rx_wr_hdr) begin
-      slot_req_q[rx_slot_q]  <= rx_hdr;
-      slot_aidx_q[rx_slot_q] <= rx_aidx_full[AidxW-1:0];
-      slot_off_q[rx_slot_q]  <= rx_off;
-    end
-    if (rx_wr_tgt) begin
-      for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
-        if (32'(rx_cnt_q) * TargetsPerFlit + l < MaxTargets) begin
-          slot_tgt_q[rx_slot_q][TIdxW'(32'(rx_cnt_q) * TargetsPerFlit + l)] <=
-              req_data_i[16*l +: 16];
-        end
-      end
+      slot_req_q[rx_slot_q] <= rx_hdr;
     end
     if (rx_wr_be) begin
       slot_be_q[rx_slot_q] <= req_data_i;
@@ -202,27 +190,62 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      slot_rerr_q <= '0;
-    end else if (rx_wr_hdr) begin
-      slot_rerr_q[rx_slot_q] <= rx_rerr;
+  // The target lists and AL fields of DYN ops; with DynamicOps = 0 (spec §5.7: no DYN op gets
+  // through the switch) there are none, and their read ports are 0.
+  if (DynamicOps) begin : gen_al
+    logic [15:0]         slot_tgt_q  [NumSlots][MaxTargets];
+    aidx_t               slot_aidx_q [NumSlots];
+    logic [47:0]         slot_off_q  [NumSlots];
+    logic [NumSlots-1:0] slot_rerr_q;
+
+    always_ff @(posedge clk_i) begin
+      if (rx_wr_hdr) begin
+        slot_aidx_q[rx_slot_q] <= rx_aidx_full[AidxW-1:0];
+        slot_off_q[rx_slot_q]  <= rx_off;
+      end
+      if (rx_wr_tgt) begin
+        for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+          if (32'(rx_cnt_q) * TargetsPerFlit + l < MaxTargets) begin
+            slot_tgt_q[rx_slot_q][TIdxW'(32'(rx_cnt_q) * TargetsPerFlit + l)] <=
+                req_data_i[16*l +: 16];
+          end
+        end
+      end
     end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        slot_rerr_q <= '0;
+      end else if (rx_wr_hdr) begin
+        slot_rerr_q[rx_slot_q] <= rx_rerr;
+      end
+    end
+
+    assign t_rerr_o   = slot_rerr_q[t_slot_i];
+    assign t_tgt_o    = slot_tgt_q[t_slot_i][t_idx_i];
+    assign key_aidx_o = slot_aidx_q[key_slot_i];
+    assign res_off_o  = slot_off_q[res_slot_i];
+    assign res_aidx_o = slot_aidx_q[res_slot_i];
+    assign job_off_o  = slot_off_q[job_slot_i];
+    assign job_aidx_o = slot_aidx_q[job_slot_i];
+  end else begin : gen_no_al
+    assign t_rerr_o   = 1'b0;
+    assign t_tgt_o    = '0;
+    assign key_aidx_o = '0;
+    assign res_off_o  = '0;
+    assign res_aidx_o = '0;
+    assign job_off_o  = '0;
+    assign job_aidx_o = '0;
+    logic unused_al;
+    assign unused_al = ^{rx_rerr, rx_aidx_full, rx_off, t_idx_i, key_slot_i, rx_wr_tgt};
   end
 
   // Read ports.
   assign full_o      = full_q;
   assign t_op_o      = slot_req_q[t_slot_i].opcode;
   assign t_tcount_o  = slot_req_q[t_slot_i].tcount;
-  assign t_rerr_o    = slot_rerr_q[t_slot_i];
-  assign t_tgt_o     = slot_tgt_q[t_slot_i][t_idx_i];
-  assign key_aidx_o  = slot_aidx_q[key_slot_i];
   assign res_maddr_o = slot_req_q[res_slot_i].maddr;
-  assign res_off_o   = slot_off_q[res_slot_i];
-  assign res_aidx_o  = slot_aidx_q[res_slot_i];
   assign job_req_o   = slot_req_q[job_slot_i];
-  assign job_off_o   = slot_off_q[job_slot_i];
-  assign job_aidx_o  = slot_aidx_q[job_slot_i];
   assign job_be_o    = slot_be_q[job_slot_i];
 
   always_comb begin
@@ -246,6 +269,9 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // Requests are legal (the switch checked them): len 1..16, tcount 1..MaxTargets for DYN ops.
   a_req_len: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rx_wr_hdr && op_is_request(rx_hdr.opcode) |-> rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen);
+  // Without the dynamic operations the switch lets no DYN op through (spec §5.7).
+  a_req_static: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    rx_wr_hdr && !DynamicOps |-> !op_is_dyn(rx_hdr.opcode));
   a_req_tcount: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rx_wr_hdr && op_is_dyn(rx_hdr.opcode) |->
       rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets);

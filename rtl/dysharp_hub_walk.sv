@@ -15,6 +15,7 @@
 module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
   parameter  int unsigned MaxTargets     = 32,
+  parameter  bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter  int unsigned TlbEntries     = 512,
   parameter  int unsigned TlbWays        = 512,
   // A target job: struct {slot_t slot; job_kind_e kind; local_t lcl; lidx_t lidx; logic first;
@@ -92,7 +93,7 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     t_job.slot  = t_slot_q;
     t_job.first = (t_idx_q == '0);
     t_job.lcl   = local_t'(32'(t_tgt_i) % ExpertsPerPort);
-    if (!op_is_dyn(t_op_i)) begin
+    if (!DynamicOps || !op_is_dyn(t_op_i)) begin
       t_job.kind = op_is_request(t_op_i) ? JobIdent : JobNop;
       t_job.last = 1'b1;
     end else if (t_tcount_i == '0) begin
@@ -143,25 +144,35 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // ---------------------------------------------------------------------------------------------
   assign key_slot_o = key_q.slot;
 
-  dysharp_al_tlb #(
-    .Entries    (TlbEntries),
-    .Ways       (TlbWays),
-    .LocalWidth (LocalW),
-    .AidxWidth  (AidxW),
-    .LidxWidth  (LidxW)
-  ) u_tlb (
-    .clk_i          (clk_i),
-    .rst_ni         (rst_ni),
-    .lookup_local_i (key_q.lcl),
-    .lookup_aidx_i  (key_aidx_i),
-    .lookup_hit_o   (tlb_hit),
-    .lookup_lidx_o  (tlb_lidx),
-    .fill_i         (fill_i),
-    .fill_local_i   (fill_local_i),
-    .fill_aidx_i    (fill_aidx_i),
-    .fill_lidx_i    (fill_lidx_i),
-    .fill_evict_o   (tlb_evict_unused)
-  );
+  // No AL-TLB without the dynamic operations (spec §5.7): every job is an identity or a no-op.
+  if (DynamicOps) begin : gen_tlb
+    dysharp_al_tlb #(
+      .Entries    (TlbEntries),
+      .Ways       (TlbWays),
+      .LocalWidth (LocalW),
+      .AidxWidth  (AidxW),
+      .LidxWidth  (LidxW)
+    ) u_tlb (
+      .clk_i          (clk_i),
+      .rst_ni         (rst_ni),
+      .lookup_local_i (key_q.lcl),
+      .lookup_aidx_i  (key_aidx_i),
+      .lookup_hit_o   (tlb_hit),
+      .lookup_lidx_o  (tlb_lidx),
+      .fill_i         (fill_i),
+      .fill_local_i   (fill_local_i),
+      .fill_aidx_i    (fill_aidx_i),
+      .fill_lidx_i    (fill_lidx_i),
+      .fill_evict_o   (tlb_evict_unused)
+    );
+  end else begin : gen_no_tlb
+    assign tlb_hit          = 1'b0;
+    assign tlb_lidx         = '0;
+    assign tlb_evict_unused = 1'b0;
+    logic unused_fill;
+    assign unused_fill = ^{fill_i, fill_local_i, fill_aidx_i, fill_lidx_i, key_aidx_i, t_tgt_i,
+                           t_rerr_i};
+  end
 
   assign res_pop = res_v_q && res_ready_i;
   assign key_adv = key_v_q && !blocked_q && (!res_v_q || res_pop);
@@ -181,7 +192,7 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       key_v_d = 1'b0;
       res_v_d = 1'b1;
       res_d   = key_q;
-      if (key_q.kind == JobLookup) begin
+      if (DynamicOps && (key_q.kind == JobLookup)) begin
         if (tlb_hit) begin
           res_d.kind = JobHit;
           res_d.lidx = tlb_lidx;

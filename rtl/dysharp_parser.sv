@@ -35,6 +35,8 @@
 // of latency, no bubble.
 //
 // Origin 0: the port's SM (request class, requests 0x1-0x6 legal, targets captured).
+//           With DynamicOps = 0 (spec §5.7) only 0x1-0x4 are legal and no target flit is
+//           captured, checked or sorted: the descriptor carries the destination ports alone.
 // Origin 1: the port's hub (response class, RSP_READ / RSP_PARTIAL / RSP_ERROR legal, no targets).
 
 module dysharp_parser
@@ -45,6 +47,7 @@ module dysharp_parser
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned DescDepth      = 4,
   parameter int unsigned TailDepth      = 2 * (1 + MaxLen)
@@ -96,7 +99,8 @@ module dysharp_parser
   localparam int unsigned TCntW     = $clog2(TailDepth + 1);
   localparam int unsigned Experts   = NumPorts * ExpertsPerPort;
   localparam int unsigned ExpW      = (Experts > 1) ? $clog2(Experts) : 1;
-  localparam bit          StoreTgt  = (Origin == 0);
+  localparam bit          HasRoute  = (Origin == 0);               // requests: destinations
+  localparam bit          StoreTgt  = HasRoute && DynamicOps;      // DYN ops: target lists
   localparam int unsigned DescTgtW  = StoreTgt ? TgtFlits * FlitBits : 0;
   localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
   localparam int unsigned RankW     = $clog2(MaxTargets + 1);
@@ -104,7 +108,7 @@ module dysharp_parser
   localparam int unsigned RouteW    = NumPorts * (1 + 2 * RankW + 8);
   localparam int unsigned SRankW    = (MaxTargets > 1) ? $clog2(MaxTargets) : 1;
   localparam int unsigned TIdxW     = (NSlots > 1) ? $clog2(NSlots) : 1;
-  localparam int unsigned DescRtW   = StoreTgt ? RouteW : 0;
+  localparam int unsigned DescRtW   = StoreTgt ? RouteW : (HasRoute ? NumPorts : 0);
   localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
   localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
   localparam int unsigned ErrDepth  = 2;
@@ -288,7 +292,7 @@ module dysharp_parser
     flit_t       tcx;
     h = hdr_t'(f);
     r = '0;
-    if (op_is_dyn(h.opcode)) begin
+    if (DynamicOps && op_is_dyn(h.opcode)) begin
       r.cnt  = cnt;
       r.base = base_f(cnt);
       for (int unsigned q = 0; q < NumPorts; q++) begin
@@ -306,7 +310,7 @@ module dysharp_parser
     for (int unsigned q = 0; q < NumPorts; q++) begin
       tcx                           = '0;
       tcx[TcountLsb +: TcountWidth] = h.tcount ^ TcountWidth'(r.cnt[q]);
-      r.rhcc[q]                     = hcc ^ hcc_f(tcx);
+      r.rhcc[q]                     = DynamicOps ? (hcc ^ hcc_f(tcx)) : '0;
     end
     return r;
   endfunction
@@ -330,7 +334,8 @@ module dysharp_parser
 
     // Opcode legality for the origin, and stage (requests only; responses copy the request's).
     if (Origin == 0) begin
-      op_ok = op_is_request(h.opcode) &&
+      // Without the dynamic operations (DynamicOps = 0) DYN_ST and DYN_LD_REDUCE are illegal.
+      op_ok = op_is_request(h.opcode) && (DynamicOps || !op_is_dyn(h.opcode)) &&
               ((h.stage == 1'b1) ? op_needs_combine(h.opcode) : op_needs_dispatch(h.opcode));
     end else begin
       op_ok = op_is_hub_response(h.opcode);
@@ -515,7 +520,7 @@ module dysharp_parser
         if (code == ErrNone) begin
           hcc       = hcc_f(stamp_f(f0, '0));
           chk_hcc_q <= hcc;
-          if (StoreTgt) begin
+          if (HasRoute) begin
             chk_route_q <= route_f(f0, hcc, tc.cnt, cfg_group_mask_i);
           end
         end else begin
@@ -608,6 +613,16 @@ module dysharp_parser
     assign desc_cnt_o   = rt.cnt;
     assign desc_base_o  = rt.base;
     assign desc_rhcc_o  = rt.rhcc;
+  end else if (HasRoute) begin : gen_desc_static
+    // DynamicOps = 0: no target lists; a replica is the request itself (only the destinations).
+    assign desc_wdata   = {chk_route_q.dmask, chk_ntail_q, hdr_stamped};
+    assign desc_tgt_o   = '0;
+    assign desc_dmask_o = desc_rdata[FlitBits+NtW +: DescRtW];
+    assign desc_cnt_o   = '0;
+    assign desc_base_o  = '0;
+    assign desc_rhcc_o  = '0;
+    logic unused_route;
+    assign unused_route = ^{chk_route_q.cnt, chk_route_q.base, chk_route_q.rhcc};
   end else begin : gen_desc_no_tgt
     assign desc_wdata   = {chk_ntail_q, hdr_stamped};
     assign desc_tgt_o   = '0;
@@ -677,7 +692,7 @@ module dysharp_parser
     $stable(desc_cnt_o) && $stable(desc_base_o) && $stable(desc_rhcc_o));
   // Every good request has a destination.
   a_desc_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    StoreTgt && desc_valid_o |-> desc_dmask_o != '0);
+    HasRoute && desc_valid_o |-> desc_dmask_o != '0);
   a_err_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     err_valid_o && !err_ready_i |=> err_valid_o && $stable(err_data_o));
   // A good frame's stored tail is exactly its byte-enable and payload flits.

@@ -17,12 +17,15 @@
 // (dysharp_parser: counting sort, per-port count, first position and replica hcc); target flit k of
 // the replica for q is the window of sorted positions base[q] + TargetsPerFlit*k ..., a read per
 // lane rather than a search over the list.
+// DynamicOps = 0 (spec §5.7): no DYN op reaches the forwarder, every replica is the request as
+// the parser stamped it, and the pruning logic is compiled out (desc_tgt/cnt/base/rhcc unused).
 
 module dysharp_sw_req_fwd
   import dysharp_pkg::*;
 #(
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned XpDepth        = 128
 ) (
   input  logic                                                          clk_i,
@@ -71,7 +74,7 @@ module dysharp_sw_req_fwd
   pos_t        pos_q, pos_d;
 
   assign h      = hdr_t'(desc_hdr_i);
-  assign is_dyn = op_is_dyn(h.opcode);
+  assign is_dyn = DynamicOps && op_is_dyn(h.opcode);  // the parser let no DYN op through otherwise
   assign is_ldr = op_is_ld_reduce(h.opcode);
   assign tcount = is_dyn ? 32'(h.tcount) : 0;
   assign tflits = (tcount + TargetsPerFlit - 1) / TargetsPerFlit;

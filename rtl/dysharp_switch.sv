@@ -31,6 +31,7 @@ module dysharp_switch
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
   parameter int unsigned XpDepth        = 128,
@@ -175,6 +176,7 @@ module dysharp_switch
 
     dysharp_parser #(
       .Origin         (0),
+      .DynamicOps     (DynamicOps),
       .PortId         (p),
       .NumPorts       (NumPorts),
       .ExpertsPerPort (ExpertsPerPort),
@@ -245,6 +247,7 @@ module dysharp_switch
 
     dysharp_sw_req_fwd #(
       .NumPorts       (NumPorts),
+      .DynamicOps     (DynamicOps),
       .MaxTargets     (MaxTargets),
       .XpDepth        (XpDepth)
     ) u_req_fwd (

@@ -12,6 +12,7 @@ module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
   parameter int unsigned TlbEntries     = 512,
@@ -96,6 +97,7 @@ module dysharp_top import dysharp_pkg::*; #(
     .NumPorts       (NumPorts),
     .ExpertsPerPort (ExpertsPerPort),
     .MaxTargets     (MaxTargets),
+    .DynamicOps     (DynamicOps),
     .NumGroups      (NumGroups),
     .RedEntries     (RedEntries),
     .XpDepth        (XpDepth),
@@ -136,6 +138,7 @@ module dysharp_top import dysharp_pkg::*; #(
     dysharp_hub #(
       .ExpertsPerPort (ExpertsPerPort),
       .MaxTargets     (MaxTargets),
+      .DynamicOps     (DynamicOps),
       .TlbEntries     (TlbEntries),
       .TlbWays        (TlbWays),
       .MemLines       (MemLines)
