@@ -287,6 +287,7 @@ impl PyConfig {
             experts_per_port,
             max_targets,
             groups: groups.unwrap_or_else(|| vec![0; 16]),
+            dynamic_ops: true,
             hub: hub_config(
                 mbase,
                 log2_bsize,
@@ -339,6 +340,7 @@ impl PyConfig {
             experts_per_port: get("ExpertsPerPort", 32)?,
             max_targets: get("MaxTargets", 32)?,
             groups: g,
+            dynamic_ops: get("DynamicOps", 1)? != 0,
             hub: hub_config(
                 mbase,
                 log2_bsize,

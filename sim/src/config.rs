@@ -53,6 +53,10 @@ pub struct Config {
     /// Static NVLS group table: a port mask per group id.
     #[serde(default)]
     pub groups: Vec<u32>,
+    /// The dynamic operations (`DYN_ST`, `DYN_LD_REDUCE`) are built in; `false` models the RTL
+    /// with `DynamicOps = 0` (spec §5.7), where they are illegal opcodes (`ERR_OPCODE`).
+    #[serde(default = "dynamic_ops_default")]
+    pub dynamic_ops: bool,
     /// Hub configuration.
     #[serde(default)]
     pub hub: HubConfig,
@@ -65,9 +69,14 @@ impl Default for Config {
             experts_per_port: 32,
             max_targets: 32,
             groups: vec![0; 16],
+            dynamic_ops: true,
             hub: HubConfig::default(),
         }
     }
+}
+
+fn dynamic_ops_default() -> bool {
+    true
 }
 
 /// A configuration that cannot be modelled.
@@ -89,6 +98,7 @@ impl Config {
             experts_per_port: self.experts_per_port,
             max_targets: self.max_targets,
             groups: self.groups.clone(),
+            dynamic_ops: self.dynamic_ops,
         }
     }
 

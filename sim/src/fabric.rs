@@ -202,6 +202,7 @@ mod tests {
             experts_per_port: 4,
             max_targets: 32,
             groups: vec![0; 16],
+            dynamic_ops: true,
             hub: HubConfig {
                 log2_bsize: 9,
                 log2_al_entries: 6,

@@ -157,6 +157,7 @@ pub fn replay_config(
         experts_per_port: epp,
         max_targets: topk.max(32),
         groups: vec![0; 16],
+        dynamic_ops: true,
         hub,
     })
 }

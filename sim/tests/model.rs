@@ -18,6 +18,7 @@ fn cfg() -> Config {
         experts_per_port: 4,
         max_targets: 32,
         groups: vec![0; 16],
+        dynamic_ops: true,
         hub: HubConfig {
             log2_bsize: 9,
             log2_al_entries: 8,
@@ -402,6 +403,54 @@ fn static_groups_and_unicast() {
     let x = dysharp_sim::numerics::to_f32(DType::Bf16, 0xABAB);
     let want = dysharp_sim::numerics::from_f32(DType::Bf16, x + x + x + x) as u16;
     assert_eq!(u16::from_le_bytes([r.payload[0], r.payload[1]]), want);
+}
+
+/// Spec §5.7: without the dynamic operations a `DYN_ST` or `DYN_LD_REDUCE` from an SM is an
+/// illegal opcode (dropped, counted, answered), and the static ops around it are served.
+#[test]
+fn a_switch_without_dynamic_ops_refuses_them_and_serves_the_rest() {
+    let mut c = cfg();
+    c.dynamic_ops = false;
+    let mut f = Fabric::new(&c).unwrap();
+    f.inject_frame(2, &store(&[5], 0, 1, 0).encode());
+    f.inject_frame(
+        4,
+        &ld_reduce(&[5, 9], 0, 1, DType::Bf16, ReduceOp::Add).encode(),
+    );
+    for (port, tag) in [(2, 0), (4, 0x800)] {
+        let errs = &f.error_counters()[port];
+        assert_eq!(errs[ErrorCode::Opcode as usize - 1], 1, "port {port}");
+        assert_eq!(errs.iter().sum::<u64>(), 1, "port {port}: one count");
+        let r = f.delivered[port].pop().unwrap();
+        assert_eq!((r.opcode, r.ecode, r.tag), (Opcode::RspError, 2, tag));
+        assert!(f.delivered[port].is_empty());
+    }
+    assert_eq!(
+        f.hubs[1].counters[1], 0,
+        "the refused Dispatch allocated nothing"
+    );
+    let mut st = Packet::new(Opcode::McSt);
+    st.route = 1; // ports 0, 3, 5, 6
+    st.maddr = 0x1000;
+    st.len = 1;
+    st.be = Some(u128::MAX);
+    st.payload = vec![0x3C; 16];
+    f.inject(2, st);
+    let mut rd = Packet::new(Opcode::Read);
+    rd.route = 6;
+    rd.maddr = 0x1000;
+    rd.len = 1;
+    f.inject(2, rd);
+    let r = f.delivered[2].pop().unwrap();
+    assert_eq!(
+        (r.opcode, &r.payload[..]),
+        (Opcode::RspRead, &[0x3C; 16][..])
+    );
+    // The same frames are legal on a switch with the dynamic ops.
+    let mut g = Fabric::new(&cfg()).unwrap();
+    g.inject_frame(2, &store(&[5], 0, 1, 0).encode());
+    assert_eq!(g.error_counters()[2].iter().sum::<u64>(), 0);
+    assert_eq!(g.hubs[1].counters[1], 1);
 }
 
 #[test]

@@ -15,6 +15,7 @@ fn limits() -> Limits {
         experts_per_port: 32,
         max_targets: 32,
         groups: vec![0b1010_0110, 0, 0xFF],
+        dynamic_ops: true,
     }
 }
 

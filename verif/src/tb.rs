@@ -309,6 +309,7 @@ pub fn golden_config(sim: &Sim, cfg: &BenchConfig) -> Config {
         num_ports: sim.param_or("NumPorts", 8),
         experts_per_port: sim.param_or("ExpertsPerPort", 32),
         max_targets: sim.param_or("MaxTargets", 32),
+        dynamic_ops: sim.param_or("DynamicOps", 1) != 0,
         groups: {
             let mut g = cfg.groups.clone();
             g.resize(sim.param_or("NumGroups", 16), 0);

@@ -698,6 +698,7 @@ fn limits() -> Limits {
         experts_per_port: 32,
         max_targets: 32,
         groups: vec![1; 16],
+        dynamic_ops: true,
     }
 }
 

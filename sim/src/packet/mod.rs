@@ -441,6 +441,8 @@ pub struct Limits {
     pub max_targets: usize,
     /// Static group table: one port mask per group id.
     pub groups: Vec<u32>,
+    /// `DYN_ST` and `DYN_LD_REDUCE` are legal (spec §5.7: `false` without the dynamic ops).
+    pub dynamic_ops: bool,
 }
 
 impl Limits {
@@ -513,6 +515,13 @@ pub fn decode(frame: &[Flit], origin: Origin, limits: &Limits) -> Result<Packet,
             format!("illegal opcode 0x{op_code:x}"),
         )
     })?;
+    if origin == Origin::Sm && opcode.is_dynamic() && !limits.dynamic_ops {
+        return Err(err(
+            ErrorCode::Opcode,
+            "opcode",
+            format!("{opcode} is not built in (a switch without the dynamic operations)"),
+        ));
+    }
     let legal_origin = match origin {
         Origin::Sm => opcode.is_request(),
         Origin::Hub => opcode.is_hub_response(),

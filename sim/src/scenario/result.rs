@@ -457,5 +457,6 @@ pub fn permissive_limits() -> Limits {
         experts_per_port: 2048,
         max_targets: 0x7FFF,
         groups: vec![u32::MAX; 256],
+        dynamic_ops: true,
     }
 }
