@@ -121,6 +121,11 @@ impl Model {
             .and_then(|v| usize::try_from(v).ok())
     }
 
+    /// Whether the dynamic operations are built in (`DynamicOps`, default 1; spec §5.7).
+    pub fn dynamic_ops(&self) -> bool {
+        self.param("DynamicOps") != Some(0)
+    }
+
     /// The overrides as `(name, value)` strings, in name order (for `-G` flags).
     pub fn param_strings(&self) -> Vec<(String, String)> {
         self.params
@@ -256,7 +261,7 @@ impl Registry {
         let regress_ports: Vec<usize> = file
             .model
             .iter()
-            .filter(|m| m.has(Use::Regress))
+            .filter(|m| m.has(Use::Regress) && m.dynamic_ops())
             .filter_map(Model::ports)
             .collect();
         let distinct: BTreeSet<usize> = regress_ports.iter().copied().collect();
@@ -264,7 +269,7 @@ impl Registry {
             let m = file
                 .model
                 .iter()
-                .filter(|m| m.has(Use::Regress))
+                .filter(|m| m.has(Use::Regress) && m.dynamic_ops())
                 .find(|m| {
                     regress_ports
                         .iter()
@@ -277,7 +282,7 @@ impl Registry {
             return Err(RegistryError::Invalid {
                 path: path.to_string(),
                 model: m,
-                message: "two `regress` models have the same NumPorts (the RTL replay picks the model by port count)".into(),
+                message: "two `regress` models with the dynamic operations have the same NumPorts (the RTL replay picks the model by port count)".into(),
             });
         }
         Ok(Registry { models: file.model })
@@ -312,9 +317,11 @@ impl Registry {
         self.with(tool).map(|m| m.name.as_str()).collect()
     }
 
-    /// The `regress` configuration with `ports` switch ports.
+    /// The `regress` configuration with `ports` switch ports and the dynamic operations (the
+    /// one a trace replay runs on).
     pub fn for_ports(&self, ports: usize) -> Option<&Model> {
-        self.with(Use::Regress).find(|m| m.ports() == Some(ports))
+        self.with(Use::Regress)
+            .find(|m| m.ports() == Some(ports) && m.dynamic_ops())
     }
 }
 
@@ -431,6 +438,12 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("same NumPorts"));
+        // A static model (DynamicOps = 0) may share a port count: the replay never picks it.
+        let stat = "[[model]]\nname = \"a\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\", \"regress\"]\nparams = { NumPorts = 8, ExpertsPerPort = 2 }\n\
+                    [[model]]\nname = \"b\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\", \"regress\"]\nparams = { NumPorts = 8, ExpertsPerPort = 2, DynamicOps = 0 }\n";
+        let r = Registry::parse(stat, "t").unwrap();
+        assert_eq!(r.for_ports(8).map(|m| m.name.as_str()), Some("a"));
+        assert!(!r.get("b").unwrap().dynamic_ops());
     }
 
     #[test]

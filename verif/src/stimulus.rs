@@ -277,10 +277,15 @@ impl Stimulus {
         Some((src, p))
     }
 
-    /// A random legal operation, in proportions that exercise every path.
+    /// A random legal operation, in proportions that exercise every path. Without the dynamic
+    /// operations (`Config::dynamic_ops` false, spec §5.7) only unicast and static-group ops.
     pub fn any_legal(&mut self) -> (usize, Packet) {
         loop {
-            let r = self.rng.gen_range(0..100);
+            let r = if self.cfg.dynamic_ops {
+                self.rng.gen_range(0..100)
+            } else {
+                self.rng.gen_range(70..100)
+            };
             let x = match r {
                 0..=39 => Some(self.dyn_st()),
                 40..=69 => Some(self.dyn_ld_reduce(r == 69)),

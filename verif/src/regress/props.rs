@@ -16,6 +16,7 @@
 use super::{Case, CaseFail, Checked, Kind, Outcome, Size};
 use crate::stimulus::{Stimulus, SCRATCH};
 use crate::tb::{Bench, BenchConfig, TbError};
+use dysharp_registry::Registry;
 use dysharp_sim::packet::{decode, Origin, Packet};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -137,11 +138,44 @@ fn groups(ports: usize) -> Vec<u32> {
 }
 
 fn ports_of(model: &str) -> usize {
-    match model {
-        "top_p4" => 4,
-        "top_p16" => 16,
-        _ => 8,
-    }
+    Registry::builtin()
+        .get(model)
+        .and_then(|m| m.ports())
+        .unwrap_or(8)
+}
+
+/// Whether `model` has the dynamic operations built in (registry `DynamicOps`).
+fn dynamic_ops(model: &str) -> bool {
+    Registry::builtin()
+        .get(model)
+        .is_none_or(|m| m.dynamic_ops())
+}
+
+/// The stream of a model without the dynamic operations (spec §5.7): unicast and static groups,
+/// with DYN ops among the bad input (they are illegal opcodes there).
+fn static_stream_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u64>().prop_map(Op::Write),
+        3 => any::<u64>().prop_map(Op::Read),
+        3 => any::<u64>().prop_map(Op::McSt),
+        3 => any::<u64>().prop_map(Op::McLdReduce),
+        1 => any::<u64>().prop_map(Op::DynSt),
+        1 => any::<u64>().prop_map(Op::Combine),
+        2 => any::<u64>().prop_map(Op::Malformed),
+    ]
+}
+
+fn static_sequence_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => any::<u64>().prop_map(Op::Write),
+        3 => any::<u64>().prop_map(Op::Read),
+        3 => any::<u64>().prop_map(Op::McSt),
+        3 => any::<u64>().prop_map(Op::McLdReduce),
+        1 => any::<u64>().prop_map(Op::DynSt),
+        1 => any::<u64>().prop_map(Op::Combine),
+        1 => any::<u64>().prop_map(Op::Malformed),
+        2 => Just(Op::Drain),
+    ]
 }
 
 /// The scratch range WRITE/READ/MC ops of the stimulus address.
@@ -397,10 +431,12 @@ pub(crate) fn ops_case(
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let op = if matches!(case.kind, Kind::Sequence { .. }) {
-        sequence_op().boxed()
-    } else {
-        stream_op().boxed()
+    let seq = matches!(case.kind, Kind::Sequence { .. });
+    let op = match (seq, dynamic_ops(model)) {
+        (true, true) => sequence_op().boxed(),
+        (false, true) => stream_op().boxed(),
+        (true, false) => static_sequence_op().boxed(),
+        (false, false) => static_stream_op().boxed(),
     };
     let strategy = (pressure(), prop::collection::vec(op, ops_len(case.size)));
     property(model, case.seed, strategy, vcd, checked)
