@@ -42,6 +42,12 @@ fn bad_flags_name_the_flag() {
             ],
             "--liberty",
         ),
+        (
+            vec!["area", "--rtl", "/nonexistent/switch.sv", "--top", "sw"],
+            "--rtl",
+        ),
+        (vec!["area", "--rtl", "Cargo.toml", "--top", "9sw"], "--top"),
+        (vec!["area", "--rtl", "Cargo.toml"], "--top"),
     ] {
         let o = dysharp(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -123,6 +129,68 @@ fn synthesis_report_grows_with_ports() {
         "egress area at 2, 4 ports: {egress:?}"
     );
     assert!(top[1] > top[0], "top area at 2, 4 ports: {top:?}");
+}
+
+/// `--rtl`/`--top`: another design goes through the same flow (its files staged under the run
+/// folder), its hierarchy becomes blocks, and `--param` sets its parameters.
+#[test]
+fn an_external_design_goes_through_the_same_flow() {
+    let dir = std::env::temp_dir().join(format!("dysharp-area-ext-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let add = dir.join("ext_add.sv");
+    let top = dir.join("ext_acc.sv");
+    std::fs::write(
+        &add,
+        "module ext_add #(parameter int W = 8) (input logic [W-1:0] a_i, b_i, \
+         output logic [W-1:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &top,
+        "module ext_acc #(parameter int W = 8) (input logic clk, rst_ni, \
+         input logic [W-1:0] d_i, output logic [W-1:0] q_o);\n\
+         logic [W-1:0] s;\n\
+         ext_add #(.W(W)) u_add (.a_i(q_o), .b_i(d_i), .s_o(s));\n\
+         always_ff @(posedge clk or negedge rst_ni) if (!rst_ni) q_o <= '0; else q_o <= s;\n\
+         endmodule\n",
+    )
+    .unwrap();
+    let files = format!("{},{}", add.display(), top.display());
+    let mut args = vec![
+        "area", "--rtl", &files, "--top", "ext_acc", "--clock", "clk", "--sweep", "W=8,32",
+        "--json", "--quiet",
+    ];
+    let lib = area_liberty();
+    let lib_s = lib.as_ref().map(|p| p.display().to_string());
+    if let Some(l) = &lib_s {
+        args.extend(["--liberty", l]);
+    }
+    let o = dysharp(&args);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let runs = v["runs"].as_array().expect("runs");
+    let mut adder = Vec::new();
+    for (r, w) in runs.iter().zip([8.0, 32.0]) {
+        assert_eq!(r["top"], "ext_acc");
+        assert_eq!(r["config"], "rtl-ext_acc");
+        let t = block(r, "ext_acc");
+        assert!(t["error"].is_null(), "{}", t["error"]);
+        assert_eq!(
+            num(t, "flop_storage_bits"),
+            w,
+            "the accumulator's flip-flops: {t}"
+        );
+        let a = block(r, "add");
+        assert!(a["error"].is_null(), "{}", a["error"]);
+        assert_eq!(num(a, "seq_area_um2"), 0.0, "{a}");
+        assert!(num(t, "seq_area_um2") > 0.0 && num(t, "area_um2") > num(a, "area_um2"));
+        adder.push(num(a, "area_um2"));
+    }
+    assert!(
+        adder[1] > 2.0 * adder[0],
+        "adder area at W 8, 32: {adder:?}"
+    );
 }
 
 /// The SRAM-shaped primitive (`dysharp_ram_1r1w`, one write and one registered read port) is

@@ -425,7 +425,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         _ => None,
     };
     let progress = !args.quiet && !args.json;
-    let files = plan::rtl_files(root)?;
+    let files = plan::sources(root, cfg)?;
     let flow = Flow {
         root: root.to_path_buf(),
         yosys: flow::find_yosys(root)?,

@@ -131,6 +131,22 @@ pub struct AreaArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Synthesize another design with the same flow instead of a configuration: its
+    /// SystemVerilog files in compile order (packages first; comma-separated or repeated),
+    /// with --top; --param then sets its parameters. For comparing a switch of your own.
+    #[arg(
+        long = "rtl",
+        value_name = "FILES",
+        value_delimiter = ',',
+        requires = "top"
+    )]
+    pub rtl: Vec<PathBuf>,
+    /// Top module of --rtl.
+    #[arg(long, value_name = "MODULE", requires = "rtl")]
+    pub top: Option<String>,
+    /// The clock input that static timing constrains (the project's RTL: `clk_i`).
+    #[arg(long, value_name = "PORT", default_value = "clk_i")]
+    pub clock: String,
 }
 
 /// One block in the report: per instance, its own logic plus its sub-blocks.
@@ -339,7 +355,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         (None, Some(l)) if timing::has_timing(&root.join(l)) => Some(root.join(l)),
         _ => None,
     };
-    let files = plan::rtl_files(root)?;
+    let files = plan::sources(root, cfg)?;
     let flow = flow::Flow {
         root: root.to_path_buf(),
         yosys: flow::find_yosys(root)?,
@@ -393,7 +409,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         }
     }
     let timing = match &timing_lib {
-        Some(lib) => match timing::run_sta(root, &out, &all, &owns, lib, &failed) {
+        Some(lib) => match timing::run_sta(root, &out, &all, &owns, lib, &failed, &args.clock) {
             Ok(t) => Some(t),
             Err(e) => {
                 eprintln!("warning: no timing: {e}");
@@ -440,6 +456,14 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
     })
 }
 
+/// The configuration to synthesize: `--rtl`/`--top`, else `--config`, with `params`.
+fn resolve(args: &AreaArgs, params: &[String]) -> Result<plan::Config, AreaError> {
+    match &args.top {
+        Some(top) if !args.rtl.is_empty() => plan::external(&args.rtl, top, params),
+        _ => plan::resolve(&args.config, params),
+    }
+}
+
 fn run(args: &AreaArgs) -> Result<bool, AreaError> {
     if args.target != Target::Sky130 {
         fpga::check_flags(args)?;
@@ -462,12 +486,12 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
             for v in values {
                 let mut params = args.params.clone();
                 params.push(format!("{k}={v}"));
-                let cfg = plan::resolve(&args.config, &params)?;
+                let cfg = resolve(args, &params)?;
                 reports.push(run_one(args, &cfg, &root)?);
             }
         }
         None => {
-            let cfg = plan::resolve(&args.config, &args.params)?;
+            let cfg = resolve(args, &args.params)?;
             reports.push(run_one(args, &cfg, &root)?);
         }
     }

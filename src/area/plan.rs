@@ -15,6 +15,8 @@ pub struct Config {
     pub top: String,
     /// Parameter overrides (`-G`); the RTL's defaults apply to the rest.
     pub params: BTreeMap<String, i64>,
+    /// Another design's sources (`--rtl`), in compile order; empty for the project's RTL.
+    pub external: Vec<std::path::PathBuf>,
 }
 
 /// Parses `K=V` (an identifier and an integer); `flag` names the option in errors.
@@ -44,6 +46,78 @@ pub fn parse_value(k: &str, v: &str, flag: &'static str) -> Result<i64, AreaErro
     })
 }
 
+fn apply(params: &mut BTreeMap<String, i64>, overrides: &[String]) -> Result<(), AreaError> {
+    for o in overrides {
+        let (k, v) = parse_kv(o, "param")?;
+        let v = parse_value(&k, &v, "param")?;
+        params.insert(k, v);
+    }
+    Ok(())
+}
+
+/// Another design (`--rtl FILES --top MODULE`) with `overrides` (`K=V`) as its parameters; its
+/// configuration is called `rtl-<top>`.
+pub fn external(
+    files: &[std::path::PathBuf],
+    top: &str,
+    overrides: &[String],
+) -> Result<Config, AreaError> {
+    let ident = top
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(AreaError::Flag {
+            flag: "top",
+            msg: format!("`{top}` is not a module name"),
+        });
+    }
+    if let Some(f) = files.iter().find(|f| !f.is_file()) {
+        return Err(AreaError::Flag {
+            flag: "rtl",
+            msg: format!("{}: no such file", f.display()),
+        });
+    }
+    let mut params = BTreeMap::new();
+    apply(&mut params, overrides)?;
+    Ok(Config {
+        name: format!("rtl-{top}"),
+        top: top.to_string(),
+        params,
+        external: files.to_vec(),
+    })
+}
+
+/// The sources to elaborate, relative to the project root: the project's RTL (`dysharp.core`),
+/// or an external design's files copied to `target/area/rtl-<top>/src/` (Yosys reads files
+/// only under the folder it runs in; a file's position in the list is kept in its name).
+pub fn sources(root: &Path, cfg: &Config) -> Result<Vec<String>, AreaError> {
+    if cfg.external.is_empty() {
+        return rtl_files(root);
+    }
+    let dir = format!("target/area/{}/src", cfg.name);
+    let _ = std::fs::remove_dir_all(root.join(&dir));
+    std::fs::create_dir_all(root.join(&dir)).map_err(|e| AreaError::Io {
+        path: dir.clone(),
+        err: e,
+    })?;
+    let mut out = Vec::new();
+    for (i, f) in cfg.external.iter().enumerate() {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let rel = format!("{dir}/{i:03}-{name}");
+        std::fs::copy(f, root.join(&rel)).map_err(|e| AreaError::Io {
+            path: f.display().to_string(),
+            err: e,
+        })?;
+        out.push(rel);
+    }
+    Ok(out)
+}
+
 /// The registry model `name` (it must be a `synth` model) with `overrides` (`K=V`) applied.
 pub fn resolve(name: &str, overrides: &[String]) -> Result<Config, AreaError> {
     let reg = Registry::builtin();
@@ -58,15 +132,12 @@ pub fn resolve(name: &str, overrides: &[String]) -> Result<Config, AreaError> {
             ),
         })?;
     let mut params = model.params.clone();
-    for o in overrides {
-        let (k, v) = parse_kv(o, "param")?;
-        let v = parse_value(&k, &v, "param")?;
-        params.insert(k, v);
-    }
+    apply(&mut params, overrides)?;
     Ok(Config {
         name: model.name.clone(),
         top: model.top.clone(),
         params,
+        external: Vec::new(),
     })
 }
 

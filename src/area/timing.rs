@@ -184,7 +184,7 @@ pub fn plain_netlist(text: &str) -> String {
     out
 }
 
-/// Runs OpenSTA on every synthesized block's netlist.
+/// Runs OpenSTA on every synthesized block's netlist, timing the clock input `clock`.
 pub fn run_sta(
     root: &Path,
     out: &str,
@@ -192,6 +192,7 @@ pub fn run_sta(
     owns: &[Option<Own>],
     lib: &Path,
     failed: &BTreeMap<String, String>,
+    clock: &str,
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
     let mut paths = Vec::new();
@@ -214,7 +215,7 @@ pub fn run_sta(
             super::flow::write(&netlist, &plain_netlist(&text))?;
             let tcl = format!(
                 "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
-                 set clk [get_ports clk_i]\n\
+                 set clk [get_ports {clock}]\n\
                  create_clock -name clk -period {PERIOD_NS} $clk\n\
                  set_input_delay 0 -clock clk [delete_from_list [all_inputs] $clk]\n\
                  set_output_delay 0 -clock clk [all_outputs]\n\
