@@ -4,9 +4,10 @@
 #
 #   tools/mutation-check.sh [MODEL]        (default top_p4; needs tools/setup.sh done)
 #   tools/mutation-check.sh switch_p4      (the response-path mutants: the switch-level bench)
+#   tools/mutation-check.sh top_p4_static  (a switch without the dynamic ops must refuse them)
 #
-# Work happens in a copy of the tree under $MUT_DIR (default /tmp/dysharp-mutants); the
-# working tree is never modified. Prints one line per mutation and exits 1 if one survived.
+# MUT_ONLY="name ..." runs only those mutations. Work happens in a copy of the tree under
+# $MUT_DIR (default /tmp/dysharp-mutants); the working tree is never modified. Prints one line per mutation and exits 1 if one survived.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 model=${1:-top_p4}
@@ -22,13 +23,17 @@ export CARGO_TARGET_DIR="$work/target" DYSHARP_MODELS="$model"
 # is an equivalent mutant on top_p4, whose MemLines is 1]
 tops="top_p4 top_p8 top_p16"      # the hub and the FP arithmetic exist only under dysharp_top
 switches="switch_p4 switch_p8"   # the response path is only driven adversarially there
+dynamic="$tops $switches"        # the models with the dynamic operations (target lists)
 mutations=(
-  "dup_check|rtl/dysharp_parser.sv|s/c\.dup = 1'b1;/c.dup = c.dup;/g"
+  "dup_check|rtl/dysharp_parser.sv|s/c\.dup = 1'b1;/c.dup = c.dup;/g|$dynamic"
+  "sort_base|rtl/dysharp_parser.sv|s/b\[q\] = b\[q-1\] \+ cnt\[q-1\];/b[q] = cnt[q-1];/|$dynamic"
+  # A switch without the dynamic operations (spec §5.7) that lets them through.
+  "static_dyn|rtl/dysharp_parser.sv|s/\(DynamicOps \x7c\x7c !op_is_dyn\(h\.opcode\)\)/1'b1/|top_p4_static"
   "alloc_ctr|rtl/dysharp_hub_issue.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
   "range_err|rtl/dysharp_hub_issue.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
   "alloc_err|rtl/dysharp_hub_issue.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
   "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[fl_set\] <= way_inc\(rr_q\[fl_set\]\);/rr_q[fl_set] <= rr_q[fl_set];/|$tops"
-  "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s|$tops"
+  "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s|$tops top_p4_static"
   # The response path (issue 13): error counting, partial matching, the bounded wait.
   "orphan_port|rtl/dysharp_switch.sv|s/\(c == int'\(ErrOpcode\)\) && orphan\[p\]\)/(c == int'(ErrOpcode)) \&\& orphan[(p + 1) % NumPorts])/|$switches"
   "tmo_count|rtl/dysharp_switch.sv|s/tmo_q <= tmo_q \+ 32'\(inc\);/tmo_q <= tmo_q;/|$switches"
@@ -43,6 +48,9 @@ mutations=(
 survived=0
 for m in "${mutations[@]}"; do
   IFS='|' read -r name file expr models <<<"$m"
+  if [ -n "${MUT_ONLY:-}" ] && [[ " $MUT_ONLY " != *" $name "* ]]; then
+    continue
+  fi
   if [ -n "${models:-}" ] && [[ " $models " != *" $model "* ]]; then
     echo "$name: skipped (absent from, or equivalent to the design on, $model; meaningful on $models)"
     continue
