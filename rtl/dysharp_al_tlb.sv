@@ -139,6 +139,14 @@ module dysharp_al_tlb #(
   // The round-robin pointer names a way.
   a_rr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
     32'(rr_q[fl_set]) < Ways);
+  // Functional coverage (docs/verification.md): a fill into a free way, and an eviction, in a
+  // set-associative TLB (Sets > 1) or a fully associative one (one set).
+  c_fill_free: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_i && fl_found);
+  if (Sets > 1) begin : gen_c_evict_sets
+    c_evict_set_assoc: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_evict_o);
+  end else begin : gen_c_evict_one
+    c_evict_fully_assoc: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_evict_o);
+  end
 `endif
 
 endmodule

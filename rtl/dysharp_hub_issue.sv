@@ -521,6 +521,11 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // An allocation never exceeds SlotsPerExpert.
   a_alloc_bound: assert property (@(posedge clk_i) disable iff (!rst_ni)
     ctr_inc |-> !ctr_full);
+  // Functional coverage (docs/verification.md): each error code the hub detects, with the
+  // allocation exhaustion (ERR_ALLOC) among them.
+  c_hub_err_unmapped: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrUnmapped));
+  c_hub_err_range: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrRange));
+  c_hub_err_alloc: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrAlloc));
 `endif
 
 endmodule

@@ -194,6 +194,84 @@ module dysharp_reduce_unit
     // A second ld_reduce with a pending (requester, tag) waits for the first (spec §5.3).
     assign alloc_ready_o[q] = has_free && !dup;
     assign alloc_fire[q]    = alloc_valid_i[q] && alloc_ready_o[q];
+`ifndef SYNTHESIS
+    // Functional coverage (docs/verification.md): a full share, a same-tag wait, and every
+    // ld_reduce op x dtype x reduce op x accumulation that allocates an entry.
+    c_share_full: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i[q] && !has_free);
+    c_same_tag_wait: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i[q] && has_free && dup);
+    c_mc_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_mc_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_mc_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_mc_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_mc_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_mc_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+    c_mc_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_mc_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_mc_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_mc_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_mc_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_mc_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+    c_mc_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_mc_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_mc_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_mc_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_mc_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_mc_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+    c_dyn_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_dyn_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_dyn_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_dyn_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_dyn_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_dyn_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+    c_dyn_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_dyn_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_dyn_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_dyn_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_dyn_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_dyn_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+    c_dyn_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+    c_dyn_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+    c_dyn_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+    c_dyn_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+    c_dyn_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+    c_dyn_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire[q] &&
+      (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+`endif
 
     always_comb begin
       alloc_info[q].maddr = hdr.maddr;

@@ -177,6 +177,39 @@ module dysharp_sw_req_fwd
   // Every good frame has at least one destination.
   a_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
     desc_valid_i |-> desc_dmask_i != '0);
+  // Functional coverage (docs/verification.md): every request opcode forwarded, a start held
+  // back by a full crosspoint queue, and replicas carrying each number of target flits.
+  c_fwd_write: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpWrite));
+  c_fwd_read: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpRead));
+  c_fwd_mc_st: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpMcSt));
+  c_fwd_mc_ld_reduce: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpMcLdReduce));
+  c_fwd_dyn_st: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpDynSt));
+  c_fwd_dyn_ld_reduce: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpDynLdReduce));
+  c_xp_full: cover property (@(posedge clk_i) disable iff (!rst_ni) desc_valid_i && (pos_q == '0) && !space_ok);
+  function automatic logic replica_flits_f(input int unsigned n);
+    logic r;
+    r = 1'b0;
+    for (int unsigned q = 0; q < NumPorts; q++) begin
+      r |= desc_dmask_i[q] && (tq[q] == n);
+    end
+    return r;
+  endfunction
+  if (TgtFlits >= 1) begin : gen_c_tflits_1
+    c_replica_tflits_1: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(1));
+  end
+  if (TgtFlits >= 2) begin : gen_c_tflits_2
+    c_replica_tflits_2: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(2));
+  end
+  if (TgtFlits >= 3) begin : gen_c_tflits_3
+    c_replica_tflits_3: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(3));
+  end
+  if (TgtFlits >= 4) begin : gen_c_tflits_4
+    c_replica_tflits_4: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(4));
+  end
 `endif
 
 endmodule

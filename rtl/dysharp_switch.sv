@@ -471,6 +471,28 @@ module dysharp_switch
     // check stage).
     a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
       (rq_evt_pay == '0 || chk_end_q[0]) && (rs_evt_pay == '0 || chk_end_q[1]));
+    // Functional coverage (docs/verification.md): each error code at each place it is detected.
+    c_req_err_hcc: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrHcc));
+    c_req_err_opcode: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrOpcode));
+    c_req_err_length: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrLength));
+    c_req_err_tcount: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrTcount));
+    c_req_err_frame: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrFrame));
+    c_req_err_format: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrFormat));
+    c_req_err_align: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrAlign));
+    c_req_err_route: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrRoute));
+    c_req_err_expert: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrExpert));
+    c_req_err_dup: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrDup));
+    c_rsp_err_hcc: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrHcc));
+    c_rsp_err_opcode: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrOpcode));
+    c_rsp_err_length: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrLength));
+    c_rsp_err_tcount: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrTcount));
+    c_rsp_err_frame: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrFrame));
+    c_rsp_err_format: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrFormat));
+    c_rsp_err_align: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrAlign));
+    c_rsp_err_route: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrRoute));
+    c_orphan: cover property (@(posedge clk_i) disable iff (!rst_ni) orphan[p]);
+    c_timeout: cover property (@(posedge clk_i) disable iff (!rst_ni) red_tmo[p]);
+    c_quarantine_end: cover property (@(posedge clk_i) disable iff (!rst_ni) red_expire_o[p]);
 `endif
   end
 
@@ -512,6 +534,9 @@ module dysharp_switch
   if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
     $error("dysharp_switch: NumPorts * ExpertsPerPort must be at most 65535");
   end
+  // Reset while the switch offers a flit on an output (packets in flight are lost by design).
+  c_reset_in_flight: cover property (@(posedge clk_i)
+    $fell(rst_ni) && $past(|{req_out_valid_o, rsp_out_valid_o}));
 
 `endif
 
