@@ -9,8 +9,9 @@
 //! `tools/setup.sh` (`.tools/bin/verilator`), or `$VERILATOR` if set.
 //!
 //! With the crate feature `coverage`, every model with the use `coverage` is also
-//! built a second time as `<name>_cov` with Verilator line and toggle coverage
-//! (`--coverage-line --coverage-toggle`); `Sim` picks it when
+//! built a second time as `<name>_cov` with Verilator line, toggle and functional
+//! coverage (`--coverage-line --coverage-toggle --coverage-user`: the RTL's `cover property`
+//! points); `Sim` picks it when
 //! `DYSHARP_COVERAGE_DIR` is set. Without the feature nothing else changes.
 
 use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
@@ -281,7 +282,7 @@ fn main() {
             .args(["-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include"])
             .args(["-CFLAGS", "-std=c++20 -fPIC"]);
         if b.coverage {
-            cmd.args(["--coverage-line", "--coverage-toggle"])
+            cmd.args(["--coverage-line", "--coverage-toggle", "--coverage-user"])
                 .args(["--coverage-max-width", COVERAGE_MAX_WIDTH]);
         }
         for (k, v) in &m.params {

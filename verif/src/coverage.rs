@@ -91,7 +91,10 @@ pub enum PointKind {
     Branch,
     /// One bit of a signal in one direction (`v_toggle`).
     Toggle,
-    /// Anything else (user cover points, expressions, FSMs); not reported.
+    /// A `cover property` of the RTL (`v_user`, Verilator's `--coverage-user`): the cycles in
+    /// which it held.
+    Cover,
+    /// Anything else (expressions, FSMs); not reported.
     Other,
 }
 
@@ -283,7 +286,18 @@ impl Coverage {
     /// they lie under it. Files with neither line nor toggle points are left out.
     pub fn report(&self, root: &Path) -> Report {
         let mut files: BTreeMap<String, FileCoverage> = BTreeMap::new();
+        let mut covers = Vec::new();
         for p in self.points.values() {
+            if p.kind == PointKind::Cover {
+                covers.push(CoverPoint {
+                    name: p.comment.clone(),
+                    file: relative(&p.file, root),
+                    line: p.line,
+                    hier: p.hier.iter().cloned().collect::<Vec<_>>().join(","),
+                    count: p.count,
+                });
+                continue;
+            }
             if p.kind == PointKind::Other {
                 continue;
             }
@@ -311,9 +325,10 @@ impl Coverage {
                         count: p.count,
                     });
                 }
-                PointKind::Other => {}
+                PointKind::Cover | PointKind::Other => {}
             }
         }
+        covers.sort_by(|a, b| (&a.file, a.line, &a.name).cmp(&(&b.file, b.line, &b.name)));
         let mut files: Vec<FileCoverage> = files.into_values().collect();
         for f in &mut files {
             f.toggles.sort_by(|a, b| {
@@ -322,6 +337,7 @@ impl Coverage {
         }
         Report {
             files,
+            covers,
             inputs: self.files,
         }
     }
@@ -354,6 +370,7 @@ fn parse_record(record: &str) -> Result<(String, Point), String> {
         "v_line" => PointKind::Line,
         "v_branch" => PointKind::Branch,
         "v_toggle" => PointKind::Toggle,
+        "v_user" => PointKind::Cover,
         _ => PointKind::Other,
     };
     let lines = match get("S") {
@@ -500,11 +517,29 @@ impl FileCoverage {
     }
 }
 
+/// One `cover property` point (functional coverage), merged over the models and instances
+/// that have it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CoverPoint {
+    /// The property's label (`c_share_full`).
+    pub name: String,
+    /// Source file (relative to the repository root when under it).
+    pub file: String,
+    /// Source line.
+    pub line: u32,
+    /// Hierarchies it was seen in (comma separated).
+    pub hier: String,
+    /// Cycles in which it held.
+    pub count: u64,
+}
+
 /// Per-file coverage, ready to write.
 #[derive(Clone, Debug)]
 pub struct Report {
     /// Files in name order.
     pub files: Vec<FileCoverage>,
+    /// Functional cover points, by file and line.
+    pub covers: Vec<CoverPoint>,
     /// Coverage files merged into it.
     pub inputs: usize,
 }
@@ -518,6 +553,10 @@ pub struct Summary {
     pub files: Vec<FileSummary>,
     /// All files together.
     pub total: FileSummary,
+    /// Functional cover points hit / cover points.
+    pub cover: Counts,
+    /// Every cover point with its count.
+    pub cover_points: Vec<CoverPoint>,
 }
 
 /// Line and toggle counts of one file (or of all: `file` = `"total"`).
@@ -637,6 +676,16 @@ impl Report {
                 .map(|f| FileSummary::new(&f.file, f.line_counts(), f.toggle_counts()))
                 .collect(),
             total: FileSummary::new("total", l, t),
+            cover: self.cover_counts(),
+            cover_points: self.covers.clone(),
+        }
+    }
+
+    /// Functional cover points hit / cover points.
+    pub fn cover_counts(&self) -> Counts {
+        Counts {
+            covered: self.covers.iter().filter(|c| c.count > 0).count() as u64,
+            total: self.covers.len() as u64,
         }
     }
 
@@ -658,6 +707,12 @@ impl Report {
         }
         let (l, t) = self.totals();
         row("total", l, t);
+        if !self.covers.is_empty() {
+            let _ = writeln!(s, "\ncover points: {}", self.cover_counts().text());
+            for c in self.covers.iter().filter(|c| c.count == 0) {
+                let _ = writeln!(s, "  not hit: {} ({}:{})", c.name, c.file, c.line);
+            }
+        }
         s
     }
 
@@ -725,7 +780,7 @@ impl Report {
         }
         let _ = writeln!(
             idx,
-            "<tr><th class=\"l\">total</th><th>{}</th><th>{}/{}</th><th>{}</th><th>{}/{}</th></tr>\n</table></body></html>",
+            "<tr><th class=\"l\">total</th><th>{}</th><th>{}/{}</th><th>{}</th><th>{}/{}</th></tr>\n</table>",
             bar(lt),
             lt.covered,
             lt.total,
@@ -733,6 +788,27 @@ impl Report {
             tt.covered,
             tt.total
         );
+        if !self.covers.is_empty() {
+            let cc = self.cover_counts();
+            let _ = writeln!(
+                idx,
+                "<h2>cover points {}/{}</h2>\n<table><tr><th class=\"l\">point</th><th class=\"l\">file</th><th>line</th><th>cycles</th></tr>",
+                cc.covered, cc.total
+            );
+            for c in &self.covers {
+                let _ = writeln!(
+                    idx,
+                    "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
+                    if c.count == 0 { " class=\"miss\"" } else { "" },
+                    html_escape(&c.name),
+                    html_escape(&c.file),
+                    c.line,
+                    c.count
+                );
+            }
+            idx.push_str("</table>\n");
+        }
+        idx.push_str("</body></html>\n");
         let path = dir.join("index.html");
         fs::write(&path, idx).map_err(io_err(&path))
     }
@@ -916,6 +992,60 @@ mod tests {
         assert_eq!(r.files[1].lines.get(&1), Some(&4));
         let (l, t) = r.totals();
         assert_eq!((l.covered, l.total, t.covered, t.total), (4, 5, 2, 4));
+    }
+
+    fn cover_pt(name: &str, l: &str, page: &str, h: &str, count: u64) -> String {
+        rec(
+            &[
+                ("t", "user"),
+                ("page", page),
+                ("f", "/r/rtl/a.sv"),
+                ("l", l),
+                ("n", "5"),
+                ("o", name),
+                ("h", h),
+            ],
+            count,
+        )
+    }
+
+    /// `cover property` points (`v_user`, as the pinned Verilator writes them with
+    /// `--coverage-user`) are reported by name, summed over models and instances, apart from
+    /// line and toggle coverage.
+    #[test]
+    fn cover_points_are_reported_by_name() {
+        let mut c = Coverage::new();
+        let mut s = sample(1, 1);
+        s += &cover_pt("c_full", "20", "v_user/a__N4", "TOP.t.u0.c_full", 3);
+        s += &cover_pt("c_full", "20", "v_user/a__N8", "TOP.t.u1.c_full", 4);
+        s += &cover_pt("c_empty", "21", "v_user/a__N4", "TOP.t.u0.c_empty", 0);
+        c.add_str(&s, Path::new("x.dat")).unwrap();
+        let r = c.report(Path::new("/r"));
+        let (l, _) = r.totals();
+        assert_eq!(l.total, 5, "cover points are not lines");
+        let got: Vec<(&str, u32, u64)> = r
+            .covers
+            .iter()
+            .map(|c| (c.name.as_str(), c.line, c.count))
+            .collect();
+        assert_eq!(got, vec![("c_full", 20, 7), ("c_empty", 21, 0)]);
+        assert_eq!(r.covers[0].file, "rtl/a.sv");
+        assert_eq!(
+            r.cover_counts(),
+            Counts {
+                covered: 1,
+                total: 2
+            }
+        );
+        let sum = r.summary();
+        assert_eq!(sum.cover.total, 2);
+        assert_eq!(sum.cover_points.len(), 2);
+        let t = r.table();
+        assert!(
+            t.contains("cover points:") && t.contains("not hit: c_empty (rtl/a.sv:21)"),
+            "{t}"
+        );
+        assert!(!t.contains("not hit: c_full"), "{t}");
     }
 
     #[test]
