@@ -17,6 +17,8 @@ pub struct Stimulus {
     rng: ChaCha8Rng,
     cfg: Config,
     tags: Vec<u16>,
+    /// Per port: ld_reduces generated, and the tag of the last one.
+    ld_tags: Vec<(u32, Option<u16>)>,
     /// (source port, aidx, targets) of every DYN_ST generated so far.
     dispatched: Vec<(usize, u32, Vec<u16>)>,
     next_aidx: u32,
@@ -24,6 +26,8 @@ pub struct Stimulus {
     pub max_k: usize,
     /// Include the source's own experts in target lists (NVLS-style self-delivery).
     pub self_delivery: bool,
+    /// Every 8th ld_reduce of a port reuses its previous ld_reduce's tag ([`Stimulus::ld_tag`]).
+    pub reuse_ld_tags: bool,
 }
 
 impl Stimulus {
@@ -33,10 +37,12 @@ impl Stimulus {
             rng: ChaCha8Rng::seed_from_u64(seed),
             cfg: cfg.clone(),
             tags: vec![0; cfg.num_ports],
+            ld_tags: vec![(0, None); cfg.num_ports],
             dispatched: Vec::new(),
             next_aidx: 0,
             max_k: cfg.max_targets.min(8),
             self_delivery: false,
+            reuse_ld_tags: true,
         }
     }
 
@@ -57,6 +63,19 @@ impl Stimulus {
     fn tag(&mut self, port: usize) -> u16 {
         let t = self.tags[port];
         self.tags[port] = (t + 1) & 0xFFF;
+        t
+    }
+
+    /// The tag of an ld_reduce from `port`: every 8th reuses the tag of the port's previous
+    /// ld_reduce, so that one may wait for a pending entry with the same (source, tag) (spec
+    /// §5.3; cover point `c_same_tag_wait`). Draws nothing from the random stream.
+    fn ld_tag(&mut self, port: usize) -> u16 {
+        let (n, last) = self.ld_tags[port];
+        let t = match last {
+            Some(t) if self.reuse_ld_tags && n % 8 == 7 => t,
+            _ => self.tag(port),
+        };
+        self.ld_tags[port] = (n.wrapping_add(1), Some(t));
         t
     }
 
@@ -119,6 +138,30 @@ impl Stimulus {
         let src = self.rng.gen_range(0..self.cfg.num_ports);
         let k = self.rng.gen_range(1..=self.max_k);
         let targets = self.random_targets(src, k);
+        self.dispatch(src, targets)
+    }
+
+    /// A Dispatch store of a new token whose targets crowd one destination port: up to
+    /// MaxTargets of that port's experts (at least 9 where the port has them), so its replica
+    /// carries more than one target flit (cover points `c_replica_tflits_*`).
+    pub fn dyn_st_wide(&mut self) -> (usize, Packet) {
+        let n = self.cfg.num_ports;
+        let epp = self.cfg.experts_per_port;
+        let src = self.rng.gen_range(0..n);
+        let dst = if self.self_delivery || n == 1 {
+            self.rng.gen_range(0..n)
+        } else {
+            (src + self.rng.gen_range(1..n)) % n
+        };
+        let most = self.cfg.max_targets.min(epp).max(1);
+        let k = self.rng.gen_range(most.min(9)..=most);
+        let mut targets: Vec<u16> = (0..epp).map(|e| (dst * epp + e) as u16).collect();
+        targets.shuffle(&mut self.rng);
+        targets.truncate(k);
+        self.dispatch(src, targets)
+    }
+
+    fn dispatch(&mut self, src: usize, targets: Vec<u16>) -> (usize, Packet) {
         let aidx = self.new_token(src, &targets);
         let mut p = Packet::new(Opcode::DynSt);
         p.len = self.rng.gen_range(1..=16);
@@ -223,7 +266,7 @@ impl Stimulus {
         p.stage = Stage::Combine;
         p.len = self.rng.gen_range(1..=16);
         p.maddr = self.maddr(aidx, 0);
-        p.tag = self.tag(src);
+        p.tag = self.ld_tag(src);
         p.targets = targets;
         p.dtype = DType::ALL[self.rng.gen_range(0..3)];
         p.rop = ReduceOp::ALL[self.rng.gen_range(0..3)];
@@ -265,7 +308,11 @@ impl Stimulus {
         p.route = g as u8;
         p.maddr = self.scratch();
         p.len = self.rng.gen_range(1..=16);
-        p.tag = self.tag(src);
+        p.tag = if store {
+            self.tag(src)
+        } else {
+            self.ld_tag(src)
+        };
         p.dtype = DType::ALL[self.rng.gen_range(0..3)];
         if store {
             p.be = Some(u128::MAX);

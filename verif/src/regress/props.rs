@@ -258,7 +258,15 @@ fn run_ops(
                 }
                 Op::DynSt(x) => {
                     s.reseed(x);
-                    legal(x, s.dyn_st());
+                    // One in 16 crowds one destination port (several target flits per replica).
+                    legal(
+                        x,
+                        if x % 16 == 0 {
+                            s.dyn_st_wide()
+                        } else {
+                            s.dyn_st()
+                        },
+                    );
                 }
                 Op::Redispatch(x) => {
                     s.reseed(x);
