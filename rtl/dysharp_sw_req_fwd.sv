@@ -194,6 +194,7 @@ module dysharp_sw_req_fwd
     end
     return r;
   endfunction
+  // One point per count, each its own statement: points of a generate loop would merge into one.
   if (TgtFlits >= 1) begin : gen_c_tflits_1
     c_replica_tflits_1: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
       replica_flits_f(1));

@@ -101,32 +101,38 @@ fn pressure() -> impl Strategy<Value = Pressure> {
         })
 }
 
-fn stream_op() -> impl Strategy<Value = Op> {
+/// The operations of a `stream` case. Without the dynamic operations (`dynamic` false, spec
+/// §5.7) unicast and static-group ops dominate and the DYN ops are bad input (illegal opcodes
+/// there); the weights of the dynamic mix are unchanged from before the parameter existed.
+fn stream_op(dynamic: bool) -> impl Strategy<Value = Op> {
+    let (dyn_w, static_w) = if dynamic { (1, 0) } else { (0, 2) };
     prop_oneof![
-        6 => any::<u64>().prop_map(Op::DynSt),
-        5 => any::<u64>().prop_map(Op::Combine),
+        1 + 5 * dyn_w => any::<u64>().prop_map(Op::DynSt),
+        4 * dyn_w + 1 => any::<u64>().prop_map(Op::Combine),
         1 => any::<u64>().prop_map(Op::CombineUnmapped),
         1 => any::<u64>().prop_map(Op::OutOfRange),
-        1 => any::<u64>().prop_map(Op::Write),
-        1 => any::<u64>().prop_map(Op::Read),
-        1 => any::<u64>().prop_map(Op::McSt),
-        1 => any::<u64>().prop_map(Op::McLdReduce),
+        1 + static_w => any::<u64>().prop_map(Op::Write),
+        1 + static_w => any::<u64>().prop_map(Op::Read),
+        1 + static_w => any::<u64>().prop_map(Op::McSt),
+        1 + static_w => any::<u64>().prop_map(Op::McLdReduce),
         2 => any::<u64>().prop_map(Op::Malformed),
     ]
 }
 
-fn sequence_op() -> impl Strategy<Value = Op> {
+/// The operations of a `sequence` case (see [`stream_op`] for `dynamic`).
+fn sequence_op(dynamic: bool) -> impl Strategy<Value = Op> {
+    let (dyn_w, static_w) = if dynamic { (1, 0) } else { (0, 2) };
     prop_oneof![
-        5 => any::<u64>().prop_map(Op::DynSt),
-        3 => any::<u64>().prop_map(Op::Redispatch),
-        5 => any::<u64>().prop_map(Op::Combine),
+        1 + 4 * dyn_w => any::<u64>().prop_map(Op::DynSt),
+        1 + 2 * dyn_w => any::<u64>().prop_map(Op::Redispatch),
+        1 + 4 * dyn_w => any::<u64>().prop_map(Op::Combine),
         1 => any::<u64>().prop_map(Op::CombineUnmapped),
         1 => (any::<u64>(), 0u8..3).prop_map(|(s, n)| Op::TlbPressure(s, n)),
         1 => any::<u64>().prop_map(Op::OutOfRange),
-        1 => any::<u64>().prop_map(Op::Write),
-        1 => any::<u64>().prop_map(Op::Read),
-        1 => any::<u64>().prop_map(Op::McSt),
-        1 => any::<u64>().prop_map(Op::McLdReduce),
+        1 + static_w => any::<u64>().prop_map(Op::Write),
+        1 + static_w => any::<u64>().prop_map(Op::Read),
+        1 + static_w => any::<u64>().prop_map(Op::McSt),
+        1 + static_w => any::<u64>().prop_map(Op::McLdReduce),
         1 => any::<u64>().prop_map(Op::Malformed),
         2 => Just(Op::Drain),
     ]
@@ -149,33 +155,6 @@ fn dynamic_ops(model: &str) -> bool {
     Registry::builtin()
         .get(model)
         .is_none_or(|m| m.dynamic_ops())
-}
-
-/// The stream of a model without the dynamic operations (spec §5.7): unicast and static groups,
-/// with DYN ops among the bad input (they are illegal opcodes there).
-fn static_stream_op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        3 => any::<u64>().prop_map(Op::Write),
-        3 => any::<u64>().prop_map(Op::Read),
-        3 => any::<u64>().prop_map(Op::McSt),
-        3 => any::<u64>().prop_map(Op::McLdReduce),
-        1 => any::<u64>().prop_map(Op::DynSt),
-        1 => any::<u64>().prop_map(Op::Combine),
-        2 => any::<u64>().prop_map(Op::Malformed),
-    ]
-}
-
-fn static_sequence_op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        3 => any::<u64>().prop_map(Op::Write),
-        3 => any::<u64>().prop_map(Op::Read),
-        3 => any::<u64>().prop_map(Op::McSt),
-        3 => any::<u64>().prop_map(Op::McLdReduce),
-        1 => any::<u64>().prop_map(Op::DynSt),
-        1 => any::<u64>().prop_map(Op::Combine),
-        1 => any::<u64>().prop_map(Op::Malformed),
-        2 => Just(Op::Drain),
-    ]
 }
 
 /// The scratch range WRITE/READ/MC ops of the stimulus address.
@@ -439,12 +418,10 @@ pub(crate) fn ops_case(
     vcd: Option<PathBuf>,
     checked: &mut Checked,
 ) -> Result<Outcome, CaseFail> {
-    let seq = matches!(case.kind, Kind::Sequence { .. });
-    let op = match (seq, dynamic_ops(model)) {
-        (true, true) => sequence_op().boxed(),
-        (false, true) => stream_op().boxed(),
-        (true, false) => static_sequence_op().boxed(),
-        (false, false) => static_stream_op().boxed(),
+    let op = if matches!(case.kind, Kind::Sequence { .. }) {
+        sequence_op(dynamic_ops(model)).boxed()
+    } else {
+        stream_op(dynamic_ops(model)).boxed()
     };
     let strategy = (pressure(), prop::collection::vec(op, ops_len(case.size)));
     property(model, case.seed, strategy, vcd, checked)
