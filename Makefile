@@ -27,7 +27,7 @@ cocotb: tools
 	.tools/venv/bin/python python/tests/test_api.py
 	.tools/venv/bin/python examples/cocotb/run.py
 
-# Line and toggle coverage of the RTL (coverage models, built once, ~minutes):
+# Line, toggle and functional (cover point) coverage of the RTL (coverage models, built once, ~minutes):
 # target/coverage/{coverage.info,summary.json,html/index.html}.
 .PHONY: coverage
 coverage: tools
