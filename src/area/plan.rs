@@ -19,6 +19,14 @@ pub struct Config {
     pub external: Vec<std::path::PathBuf>,
 }
 
+/// A SystemVerilog simple identifier: a letter or `_`, then letters, digits and `_`.
+fn is_ident(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Parses `K=V` (an identifier and an integer); `flag` names the option in errors.
 pub fn parse_kv(s: &str, flag: &'static str) -> Result<(String, String), AreaError> {
     let bad = |msg: &str| AreaError::Flag {
@@ -27,12 +35,7 @@ pub fn parse_kv(s: &str, flag: &'static str) -> Result<(String, String), AreaErr
     };
     let (k, v) = s.split_once('=').ok_or_else(|| bad("expected K=V"))?;
     let k = k.trim();
-    let ident = k
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ident {
+    if !is_ident(k) {
         return Err(bad("the parameter name is not an identifier"));
     }
     Ok((k.to_string(), v.trim().to_string()))
@@ -62,12 +65,7 @@ pub fn external(
     top: &str,
     overrides: &[String],
 ) -> Result<Config, AreaError> {
-    let ident = top
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && top.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ident {
+    if !is_ident(top) {
         return Err(AreaError::Flag {
             flag: "top",
             msg: format!("`{top}` is not a module name"),
