@@ -439,8 +439,16 @@ class {class} final : public Model {{
     void dump() {{{vcd_dump}
         ctx->timeInc(1);
     }}
+    // Verilator's runtime reaches "the" context through a thread-local pointer
+    // (error counts of $error/$stop, scope registration, random reset), which
+    // defaults to the last context constructed in the process: with several
+    // models alive, or one moved to another thread, that is not this model's,
+    // and once that model is dropped it dangles (a scope's destructor then
+    // waits forever on a freed mutex). Every entry point names its own.
+    void own() const {{ Verilated::threadContextp(ctx.get()); }}
 public:
     explicit {class}(uint64_t seed) : ctx(new VerilatedContext) {{
+        own();
         ctx->randReset(2);
         ctx->randSeed(static_cast<int>(seed & 0x7fffffff) | 1);
         ctx->fatalOnError(false);
@@ -448,7 +456,13 @@ public:
         ctx->traceEverOn(true);
         top.reset(new {prefix}(ctx.get(), "TOP"));
     }}
-    ~{class}() override {{ close_vcd(); top->final(); }}
+    ~{class}() override {{
+        own();
+        close_vcd();
+        top->final();
+        top.reset();
+        Verilated::threadContextp(nullptr);
+    }}
     void step(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) {{
         load(in);
         top->clk_i = 0;
@@ -461,11 +475,13 @@ public:
         ++n;
     }}
     uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        own();
         uint64_t e0 = ctx->errorCount();
         step(in, out);
         return ctx->errorCount() - e0;
     }}
     uint64_t replay(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        own();
         uint64_t e0 = ctx->errorCount();
         const size_t w = {ioff};
         for (size_t i = 0; w > 0 && i + w <= in.size(); i += w) {{
@@ -474,6 +490,7 @@ public:
         return ctx->errorCount() - e0;
     }}
     uint64_t settle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
+        own();
         uint64_t e0 = ctx->errorCount();
         load(in);
         top->eval();
@@ -481,12 +498,14 @@ public:
         return ctx->errorCount() - e0;
     }}
     bool open_vcd(rust::Str path) override {{
+        own();
         {vcd_open}
     }}
     void close_vcd() override {{{vcd_close}
     }}
     uint64_t cycles() const override {{ return n; }}
     bool write_coverage(rust::Str path) override {{
+        own();
         {write_cov}
     }}
 }};
