@@ -6,6 +6,14 @@
 // must reserve room for a whole packet compares Depth - usage_o with the packet length (usage_o
 // only decreases while that producer is not pushing).
 
+// Checks (simulation only) are immediate assertions without %m, for the reason given in
+// dysharp_fifo_ram.sv.
+`ifdef VERILATOR
+`define DYSHARP_FIFO_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_fifo: %s", msg); $stop; end
+`else
+`define DYSHARP_FIFO_CHECK(ok, msg) if (!(ok)) $error("dysharp_fifo: %s", msg);
+`endif
+
 module dysharp_fifo #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 2
@@ -16,16 +24,20 @@ module dysharp_fifo #(
   input  logic                       rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Write side.
-  input  logic                       in_valid_i,
+  // (`public`: see dysharp_fifo_ram.sv.)
+  input  logic                       in_valid_i /* verilator public */,
   output logic                       in_ready_o,
   input  logic [Width-1:0]           in_data_i,
   // Read side.
   output logic                       out_valid_o,
-  input  logic                       out_ready_i,
+  input  logic                       out_ready_i /* verilator public */,
   output logic [Width-1:0]           out_data_o,
   // Fill level.
   output logic [$clog2(Depth+1)-1:0] usage_o
 );
+
+  // One copy of the code for every instance (see dysharp_fifo_ram.sv).
+  /* verilator no_inline_module */
 
   localparam int unsigned PtrW = (Depth > 1) ? $clog2(Depth) : 1;
   localparam int unsigned CntW = $clog2(Depth + 1);
@@ -87,19 +99,42 @@ module dysharp_fifo #(
     $error("dysharp_fifo: Depth must be at least 1");
   end
 
-  // Never overflows, never underflows.
-  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    push |-> 32'(cnt_q) < Depth);
-  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pop |-> cnt_q != '0);
-  a_cnt_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(cnt_q) <= Depth);
-  // Output stream: valid stays high and data stays stable until accepted.
-  a_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o));
-  // Input stream (producer's obligation): an offered word is held until accepted.
-  a_in_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    in_valid_i && !in_ready_o |=> in_valid_i && $stable(in_data_i));
+  // Never overflows, never underflows. Output stream: valid stays high and data stays stable
+  // until accepted. Input stream (the producer's obligation): an offered word is held until
+  // accepted. Immediate checks without %m, as in dysharp_fifo_ram (one copy of the code for
+  // every instance under Verilator).
+  logic             out_hold_q;  // the output was stalled at the previous edge
+  logic             in_hold_q;   // the input was stalled at the previous edge
+  logic [Width-1:0] out_held_q, in_held_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      out_hold_q <= 1'b0;
+      in_hold_q  <= 1'b0;
+    end else begin
+      `DYSHARP_FIFO_CHECK(!push || 32'(cnt_q) < Depth, "a_no_overflow: pushed while full")
+      `DYSHARP_FIFO_CHECK(!pop || cnt_q != '0, "a_no_underflow: popped while empty")
+      `DYSHARP_FIFO_CHECK(32'(cnt_q) <= Depth, "a_cnt_range: fill level above Depth")
+      `DYSHARP_FIFO_CHECK(!out_hold_q || (out_valid_o && out_data_o == out_held_q),
+                          "a_out_stable: a stalled output changed or went away")
+      `DYSHARP_FIFO_CHECK(!in_hold_q || (in_valid_i && in_data_i == in_held_q),
+                          "a_in_stable: a stalled input changed or went away")
+      out_hold_q <= out_valid_o && !out_ready_i;
+      in_hold_q  <= in_valid_i && !in_ready_o;
+    end
+  end
+
+  // Data only: read only while out_hold_q / in_hold_q, which reset clears.
+  always_ff @(posedge clk_i) begin
+    if (out_valid_o && !out_ready_i) begin
+      out_held_q <= out_data_o;
+    end
+    if (in_valid_i && !in_ready_o) begin
+      in_held_q <= in_data_i;
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_FIFO_CHECK

@@ -33,6 +33,20 @@
 // Depth < 4 (a RAM of fewer than two words is not a RAM): the module is a dysharp_fifo
 // (flip-flops, output at t+1).
 
+// Checks (simulation only) are immediate assertions in clocked processes with a message that
+// does not name the instance, not concurrent properties: Verilator gives every instance of a
+// module with concurrent assertions (sampled copies of their signals) or with %m (the instance
+// name as a string literal) a copy of its own of the module's code, and the switch has
+// 2 * NumPorts^2 of these queues; shared code is what keeps a 16-port model in the instruction
+// cache (docs/perf.md, "One copy of the crosspoint queue's code"). A failure is counted as an
+// error by Verilator ($stop under +verilator+error+limit, as $error is) and by other simulators
+// ($error); the waveform of the failing run (`--vcd`) shows which queue.
+`ifdef VERILATOR
+`define DYSHARP_FIFO_RAM_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_fifo_ram: %s", msg); $stop; end
+`else
+`define DYSHARP_FIFO_RAM_CHECK(ok, msg) if (!(ok)) $error("dysharp_fifo_ram: %s", msg);
+`endif
+
 module dysharp_fifo_ram #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 2
@@ -43,18 +57,26 @@ module dysharp_fifo_ram #(
   input  logic                       rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Write side.
-  input  logic                       in_valid_i,
+  // (`public`: Verilator keeps these two as the module's own variables instead of substituting
+  // the driving signal, which would make the code of each instance differ; see above.)
+  input  logic                       in_valid_i /* verilator public */,
   output logic                       in_ready_o,
   input  logic [Width-1:0]           in_data_i,
   // Read side.
   output logic                       out_valid_o,
-  input  logic                       out_ready_i,
+  input  logic                       out_ready_i /* verilator public */,
   output logic [Width-1:0]           out_data_o,
   // Fill level.
   output logic [$clog2(Depth+1)-1:0] usage_o
 );
 
+  // One copy of the code for every instance (see above).
+  /* verilator no_inline_module */
+
   logic push, pop;
+`ifndef SYNTHESIS
+  logic ram_cnt_ok, stage_order_ok;  // the RAM form's own invariants (checked below)
+`endif
 
   assign push = in_valid_i && in_ready_o;
   assign pop  = out_valid_o && out_ready_i;
@@ -150,16 +172,19 @@ module dysharp_fifo_ram #(
     );
 
 `ifndef SYNTHESIS
-    // The RAM never holds more than RamDepth words. From RamDepth words it could only grow with
-    // a push and no read; a push needs a free word of Depth, i.e. not both stages full, and then
-    // the RAM (not empty) is read.
-    a_ram_cnt: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      32'(cnt_q) - 32'(stage_cnt) <= RamDepth && cnt_q >= stage_cnt);
-    // The output register holds a word only while the read register holds the next one.
-    a_stage_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      ov_q |-> rv_q);
+    // a_ram_cnt: the RAM never holds more than RamDepth words. From RamDepth words it could only
+    // grow with a push and no read; a push needs a free word of Depth, i.e. not both stages
+    // full, and then the RAM (not empty) is read.
+    assign ram_cnt_ok     = 32'(cnt_q) - 32'(stage_cnt) <= RamDepth && cnt_q >= stage_cnt;
+    // a_stage_order: the output register holds a word only while the read register holds the
+    // next one.
+    assign stage_order_ok = !ov_q || rv_q;
 `endif
   end else begin : gen_ff
+`ifndef SYNTHESIS
+    assign ram_cnt_ok     = 1'b1;
+    assign stage_order_ok = 1'b1;
+`endif
     dysharp_fifo #(
       .Width (Width),
       .Depth (Depth)
@@ -181,42 +206,48 @@ module dysharp_fifo_ram #(
     $error("dysharp_fifo_ram: Depth must be at least 1");
   end
 
-  // Never overflows, never underflows; the fill level is in range and sets in_ready_o.
-  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    push |-> 32'(usage_o) < Depth);
-  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pop |-> usage_o != '0);
-  a_usage_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(usage_o) <= Depth);
-  a_in_ready: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    in_ready_o == (32'(usage_o) != Depth));
-  a_valid_usage: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    out_valid_o |-> usage_o != '0);
-  // The fill level moves by the transfers of the cycle.
-  a_usage_step: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    !$past(rst_ni) ||
-    32'(usage_o) == 32'($past(usage_o)) + 32'($past(push)) - 32'($past(pop)));
-  // Output stream: valid stays high and data stays stable until accepted.
-  a_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o));
-  // Input stream (producer's obligation): an offered word is held until accepted.
-  a_in_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    in_valid_i && !in_ready_o |=> in_valid_i && $stable(in_data_i));
+  // Never overflows, never underflows; the fill level is in range and sets in_ready_o; it moves
+  // by the transfers of the cycle. Output stream: valid stays high and data stays stable until
+  // accepted. Input stream (the producer's obligation): an offered word is held until accepted.
+  // End to end: every word leaves in the order it came in, unchanged (a shadow queue).
+  logic                       chk_q;       // the previous edge was out of reset
+  localparam int unsigned     UsageW = $clog2(Depth + 1) + 1;
+  logic [UsageW-1:0]          usage_exp_q; // usage_o + push - pop of the previous edge
+  logic                       out_hold_q;  // the output was stalled at the previous edge
+  logic                       in_hold_q;   // the input was stalled at the previous edge
+  logic [Width-1:0]           out_held_q, in_held_q;
+  logic [Width-1:0]           shadow_q[$];
 
-  // End to end: every word leaves in the order it came in, unchanged (a shadow queue; simulation
-  // only).
-  logic [Width-1:0] shadow_q[$];
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      chk_q      <= 1'b0;
+      out_hold_q <= 1'b0;
+      in_hold_q  <= 1'b0;
       shadow_q.delete();
     end else begin
+      `DYSHARP_FIFO_RAM_CHECK(ram_cnt_ok, "a_ram_cnt: the RAM holds more words than it has")
+      `DYSHARP_FIFO_RAM_CHECK(stage_order_ok,
+                              "a_stage_order: output register ahead of the read register")
+      `DYSHARP_FIFO_RAM_CHECK(!push || 32'(usage_o) < Depth, "a_no_overflow: pushed while full")
+      `DYSHARP_FIFO_RAM_CHECK(!pop || usage_o != '0, "a_no_underflow: popped while empty")
+      `DYSHARP_FIFO_RAM_CHECK(32'(usage_o) <= Depth, "a_usage_range: fill level above Depth")
+      `DYSHARP_FIFO_RAM_CHECK(in_ready_o == (32'(usage_o) != Depth),
+                              "a_in_ready: in_ready_o is not (usage_o != Depth)")
+      `DYSHARP_FIFO_RAM_CHECK(!out_valid_o || usage_o != '0, "a_valid_usage: valid while empty")
+      `DYSHARP_FIFO_RAM_CHECK(!chk_q || 32'(usage_o) == 32'(usage_exp_q),
+                              "a_usage_step: fill level moved by more than the transfers")
+      `DYSHARP_FIFO_RAM_CHECK(!out_hold_q || (out_valid_o && out_data_o == out_held_q),
+                              "a_out_stable: a stalled output changed or went away")
+      `DYSHARP_FIFO_RAM_CHECK(!in_hold_q || (in_valid_i && in_data_i == in_held_q),
+                              "a_in_stable: a stalled input changed or went away")
       if (pop) begin
         if (shadow_q.size() == 0) begin
-          $error("dysharp_fifo_ram: a word left that never came in");
+          `DYSHARP_FIFO_RAM_CHECK(1'b0, "a word left that never came in")
         end else begin
           if (out_data_o != shadow_q[0]) begin
-            $error("dysharp_fifo_ram: out of order or changed: %h, expected %h", out_data_o,
-                   shadow_q[0]);
+            $display("%%Error: dysharp_fifo_ram: out of order or changed: %h, expected %h",
+                     out_data_o, shadow_q[0]);
+            `DYSHARP_FIFO_RAM_CHECK(1'b0, "out of order or changed")
           end
           void'(shadow_q.pop_front());
         end
@@ -224,8 +255,24 @@ module dysharp_fifo_ram #(
       if (push) begin
         shadow_q.push_back(in_data_i);
       end
+      chk_q      <= 1'b1;
+      out_hold_q <= out_valid_o && !out_ready_i;
+      in_hold_q  <= in_valid_i && !in_ready_o;
+    end
+  end
+
+  // Data only: read only while out_hold_q / in_hold_q, which reset clears.
+  always_ff @(posedge clk_i) begin
+    usage_exp_q <= UsageW'(usage_o) + UsageW'(push) - UsageW'(pop);
+    if (out_valid_o && !out_ready_i) begin
+      out_held_q <= out_data_o;
+    end
+    if (in_valid_i && !in_ready_o) begin
+      in_held_q <= in_data_i;
     end
   end
 `endif
 
 endmodule
+
+`undef DYSHARP_FIFO_RAM_CHECK

@@ -10,6 +10,12 @@
 //
 // Every buffer of 1 KB or more in the design goes through this primitive (or a FIFO built on it).
 
+`ifdef VERILATOR
+`define DYSHARP_RAM_1R1W_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_ram_1r1w: %s", msg); $stop; end
+`else
+`define DYSHARP_RAM_1R1W_CHECK(ok, msg) if (!(ok)) $error("dysharp_ram_1r1w: %s", msg);
+`endif
+
 module dysharp_ram_1r1w #(
   parameter int unsigned Width = 32,
   parameter int unsigned Depth = 64,
@@ -25,6 +31,10 @@ module dysharp_ram_1r1w #(
   input  logic [AddrW-1:0] raddr_i,
   output logic [Width-1:0] rdata_o
 );
+
+  // Inlined into its user under Verilator, so that a user kept as one copy of code for all its
+  // instances (dysharp_fifo_ram) keeps the RAM's code in that copy.
+  /* verilator inline_module */
 
   logic [Width-1:0] mem_q [Depth];
   logic [Width-1:0] rdata_q;
@@ -44,11 +54,14 @@ module dysharp_ram_1r1w #(
   if (Depth < 2) begin : gen_depth_check
     $error("dysharp_ram_1r1w: Depth must be at least 2");
   end
-  // Addresses in range (Depth need not be a power of two).
-  a_waddr_range: assert property (@(posedge clk_i) we_i |-> 32'(waddr_i) < Depth)
-    else $error("dysharp_ram_1r1w: write address %0d out of range", waddr_i);
-  a_raddr_range: assert property (@(posedge clk_i) re_i |-> 32'(raddr_i) < Depth)
-    else $error("dysharp_ram_1r1w: read address %0d out of range", raddr_i);
+  // Addresses in range (Depth need not be a power of two). Immediate checks without %m, as in
+  // dysharp_fifo_ram (one copy of the code for every instance under Verilator).
+  always_ff @(posedge clk_i) begin
+    `DYSHARP_RAM_1R1W_CHECK(!we_i || 32'(waddr_i) < Depth, "write address out of range")
+    `DYSHARP_RAM_1R1W_CHECK(!re_i || 32'(raddr_i) < Depth, "read address out of range")
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_RAM_1R1W_CHECK
