@@ -42,6 +42,9 @@ mutations=(
   "tmo_src|rtl/dysharp_reduce_unit.sv|s/pick_tmo \? lowest_f\(p_missing\)/pick_tmo ? lowest_f(exp_q[q][pick_i])/|$switches"
   "tmo_free|rtl/dysharp_reduce_unit.sv|s/\(issue && issue_last && !pick_tmo\)/(issue \&\& issue_last)/|$switches"
   "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
+  # A RAM-backed queue (crosspoints) that lets its output register go while the output is
+  # stalled: the queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it.
+  "xp_keep|rtl/dysharp_fifo_ram.sv|s/ov_d = ov_q \? !pop : move;/ov_d = ov_q ? 1'b0 : move;/|$dynamic top_p4_static"
   "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_idx\[i\] = line_t'\(32'\(tag_i.line\) \+ i\);/acc_idx[i] = tag_i.line;/|top_p8 top_p16"
 )
 
