@@ -262,9 +262,15 @@ fn main() {
         }
         cmd.arg("-Wno-fatal").arg("-Wno-lint").arg("-Wno-style");
         if b.fast {
-            // The speed variant: no SVA, no waveform, X resolved once at compile
-            // time, Verilator's and the C++ compiler's heaviest optimisation.
-            cmd.arg("-O3")
+            // The speed variant: the RTL as synthesis reads it (SYNTHESIS defined:
+            // no simulation checks, shadow queues or cover points), no SVA, no
+            // waveform, X resolved once at compile time, Verilator's and the C++
+            // compiler's heaviest optimisation. Verilator 5 compiles assertions in
+            // unless told not to (`--assert` is its default), so they are switched
+            // off explicitly.
+            cmd.arg("--no-assert")
+                .arg("-DSYNTHESIS")
+                .arg("-O3")
                 .args(["--x-assign", "fast", "--x-initial", "fast"])
                 .args(["-MAKEFLAGS", "OPT_FAST=-O3"])
                 .args(["-MAKEFLAGS", "OPT_GLOBAL=-O3"]);
