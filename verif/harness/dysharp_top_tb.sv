@@ -23,7 +23,10 @@ module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned RedTimeout     = 65536 // switch: cycles a partial may be missing (0: none)
 ) (
   input  logic                              clk_i,
+  // As at dysharp_top: an asynchronous reset that the queues also read as data.
+  /* verilator lint_off SYNCASYNCNET */
   input  logic                              rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
   // Static NVLS groups: group g mask at [NumPorts*g +: NumPorts].
   input  logic [NumGroups*NumPorts-1:0]     cfg_group_mask_i,
   // Hub configuration (spec §7; change only in reset).
