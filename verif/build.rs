@@ -13,6 +13,9 @@
 //! coverage (`--coverage-line --coverage-toggle --coverage-user`: the RTL's `cover property`
 //! points); `Sim` picks it when
 //! `DYSHARP_COVERAGE_DIR` is set. Without the feature nothing else changes.
+//! The feature `speed` adds `<name>_fast` (the `speed` models without checks,
+//! -O3) and `threads` adds `<name>_mt` (the `threads` models, checked, with
+//! `--threads 2`).
 
 use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
 use std::collections::BTreeSet;
@@ -36,7 +39,13 @@ struct Build<'a> {
     coverage: bool,
     /// `<name>_fast`: the speed variant (no assertions, no tracing, -O3).
     fast: bool,
+    /// Threads that evaluate the model (`--threads`): 2 for `<name>_mt`, else 1.
+    threads: u32,
 }
+
+/// Threads of a `<name>_mt` model: the cores of the 2-core machines this project
+/// is measured on; a bench that runs one never runs another model beside it.
+const MT_THREADS: u32 = 2;
 
 #[derive(Debug)]
 struct PortDecl {
@@ -216,6 +225,7 @@ fn main() {
             name: m.name.clone(),
             coverage: false,
             fast: false,
+            threads: 1,
         })
         .collect();
     if coverage {
@@ -225,6 +235,7 @@ fn main() {
                 name: format!("{}_cov", m.name),
                 coverage: true,
                 fast: false,
+                threads: 1,
             });
         }
     }
@@ -235,6 +246,18 @@ fn main() {
                 name: format!("{}_fast", m.name),
                 coverage: false,
                 fast: true,
+                threads: 1,
+            });
+        }
+    }
+    if env::var_os("CARGO_FEATURE_THREADS").is_some() {
+        for m in registry.with(Use::Threads) {
+            builds.push(Build {
+                spec: m,
+                name: format!("{}_mt", m.name),
+                coverage: false,
+                fast: false,
+                threads: MT_THREADS,
             });
         }
     }
@@ -287,6 +310,13 @@ fn main() {
             // include flag empty; supply GCC's.
             .args(["-MAKEFLAGS", "CFG_CXXFLAGS_PCH_I=-include"])
             .args(["-CFLAGS", "-std=c++20 -fPIC"]);
+        if b.threads > 1 {
+            // Verilator partitions the per-cycle code into tasks over the threads;
+            // --stats writes the partition's critical path and total cost
+            // (`<prefix>__stats.txt`), the speed-up more cores could give.
+            cmd.args(["--threads", &b.threads.to_string()])
+                .arg("--stats");
+        }
         if b.coverage {
             cmd.args(["--coverage-line", "--coverage-toggle", "--coverage-user"])
                 .args(["--coverage-max-width", COVERAGE_MAX_WIDTH]);
@@ -401,6 +431,7 @@ fn main() {
             fail(format!("model {} has no clk_i", b.name));
         }
         let class = format!("Model_{}", b.name);
+        let threads = b.threads;
         // Only coverage models reference the coverage runtime (verilated_cov).
         let write_cov = if b.coverage {
             "// Probe first: Verilator's own write is fatal on an unwritable path.
@@ -460,6 +491,9 @@ public:
         ctx->fatalOnError(false);
         ctx->errorLimit(1 << 30);
         ctx->traceEverOn(true);
+        // The threads that evaluate the model (the context would otherwise start
+        // one per core, idle for a single-threaded model).
+        ctx->threads({threads});
         top.reset(new {prefix}(ctx.get(), "TOP"));
     }}
     ~{class}() override {{

@@ -33,18 +33,22 @@ pub enum Use {
     /// Also built as `<name>_fast` (feature `speed`): the speed variant, without
     /// assertions and tracing, optimised harder (docs/perf.md).
     Speed,
+    /// Also built as `<name>_mt` (feature `threads`): the checked model (assertions,
+    /// tracing) evaluated by two threads (`verilator --threads 2`, docs/perf.md).
+    Threads,
     /// A configuration of `dysharp area --config`.
     Synth,
 }
 
 impl Use {
     /// Every use, in declaration order.
-    pub const ALL: [Use; 6] = [
+    pub const ALL: [Use; 7] = [
         Use::Sim,
         Use::Lint,
         Use::Regress,
         Use::Coverage,
         Use::Speed,
+        Use::Threads,
         Use::Synth,
     ];
 
@@ -56,6 +60,7 @@ impl Use {
             Use::Regress => "regress",
             Use::Coverage => "coverage",
             Use::Speed => "speed",
+            Use::Threads => "threads",
             Use::Synth => "synth",
         }
     }
@@ -75,7 +80,7 @@ pub struct Model {
     pub name: String,
     /// Top module (what `lint` and `synth` take).
     pub top: String,
-    /// Top module of the Verilator models (`sim`, `coverage`, `speed`) when it is not `top`: a
+    /// Top module of the Verilator models (`sim`, `coverage`, `speed`, `threads`) when it is not `top`: a
     /// verification wrapper of `top` from `sources` that adds observation taps.
     #[serde(default)]
     pub sim_top: Option<String>,
@@ -209,9 +214,10 @@ impl Registry {
                 if !identifier(t) {
                     return Err(bad(format!("sim_top `{t}` is not a module name")));
                 }
-                if !m.has(Use::Sim) {
+                if !m.has(Use::Sim) && !m.has(Use::Threads) {
                     return Err(bad(
-                        "`sim_top` needs `sim` (it is the Verilator model's top)".into(),
+                        "`sim_top` needs `sim` or `threads` (it is the Verilator model's top)"
+                            .into(),
                     ));
                 }
             }
