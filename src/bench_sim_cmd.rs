@@ -2,15 +2,15 @@
 //! it, and in a bare C++ loop (`dysharp_verif::bench_sim`; docs/perf.md).
 
 use crate::commands::CliError;
-use dysharp_registry::Registry;
 use dysharp_verif::bench_sim::{bench_sim, BenchSimReport};
-use dysharp_verif::sim::ModelInfo;
+use dysharp_verif::sim::{ModelInfo, MODELS};
 use dysharp_verif::BENCH_TOP;
 
 /// Arguments of `dysharp bench-sim`.
 #[derive(clap::Args, Debug)]
 pub struct BenchSimArgs {
-    /// A built model whose top is `dysharp_top` (`top_p4`, `top_p8`, `top_p16`).
+    /// A built model whose top is `dysharp_top`: `top_p4`, `top_p8`, `top_p16`, with feature
+    /// `speed` also `top_p8_fast`, `top_p16_fast`, with feature `threads` `top_p16_mt`, `top_p32_mt`.
     #[arg(long, default_value = "top_p8")]
     model: String,
     /// Cycles of traffic the bench runs (after reset).
@@ -27,11 +27,11 @@ pub struct BenchSimArgs {
 /// Runs `dysharp bench-sim`.
 pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
     let flag = |msg: String| CliError::Flag { flag: "model", msg };
-    let tops: Vec<&str> = Registry::builtin()
-        .models()
+    // Every built variant (`_fast`, `_mt`) too; coverage models are for `dysharp coverage`.
+    let tops: Vec<&str> = MODELS
         .iter()
-        .filter(|m| m.sim_top() == BENCH_TOP && ModelInfo::find(&m.name).is_some())
-        .map(|m| m.name.as_str())
+        .filter(|m| m.top == BENCH_TOP && !m.coverage)
+        .map(|m| m.name)
         .collect();
     match ModelInfo::find(&args.model) {
         None => {
