@@ -211,55 +211,40 @@ fn main() {
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     println!("cargo:rerun-if-env-changed=DYSHARP_MODELS");
-    let coverage = env::var_os("CARGO_FEATURE_COVERAGE").is_some();
     let reg_path = root.join(MODELS_TOML_PATH);
     println!("cargo:rerun-if-changed={}", reg_path.display());
     let reg_text = fs::read_to_string(&reg_path)
         .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", reg_path.display())));
     let registry =
         Registry::parse(&reg_text, MODELS_TOML_PATH).unwrap_or_else(|e| fail(e.to_string()));
-    let mut builds: Vec<Build> = registry
-        .with(Use::Sim)
-        .map(|m| Build {
+    // (use, built in this build, name suffix, coverage, fast, threads): the
+    // simulation model of every `sim` model and the variants the features ask for.
+    let feature = |f: &str| env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
+    let variants = [
+        (Use::Sim, true, "", false, false, 1),
+        (Use::Coverage, feature("COVERAGE"), "_cov", true, false, 1),
+        (Use::Speed, feature("SPEED"), "_fast", false, true, 1),
+        (
+            Use::Threads,
+            feature("THREADS"),
+            "_mt",
+            false,
+            false,
+            MT_THREADS,
+        ),
+    ];
+    let mut builds: Vec<Build> = Vec::new();
+    for (tool, on, suffix, coverage, fast, threads) in variants {
+        if !on {
+            continue;
+        }
+        builds.extend(registry.with(tool).map(|m| Build {
             spec: m,
-            name: m.name.clone(),
-            coverage: false,
-            fast: false,
-            threads: 1,
-        })
-        .collect();
-    if coverage {
-        for m in registry.with(Use::Coverage) {
-            builds.push(Build {
-                spec: m,
-                name: format!("{}_cov", m.name),
-                coverage: true,
-                fast: false,
-                threads: 1,
-            });
-        }
-    }
-    if env::var_os("CARGO_FEATURE_SPEED").is_some() {
-        for m in registry.with(Use::Speed) {
-            builds.push(Build {
-                spec: m,
-                name: format!("{}_fast", m.name),
-                coverage: false,
-                fast: true,
-                threads: 1,
-            });
-        }
-    }
-    if env::var_os("CARGO_FEATURE_THREADS").is_some() {
-        for m in registry.with(Use::Threads) {
-            builds.push(Build {
-                spec: m,
-                name: format!("{}_mt", m.name),
-                coverage: false,
-                fast: false,
-                threads: MT_THREADS,
-            });
-        }
+            name: format!("{}{suffix}", m.name),
+            coverage,
+            fast,
+            threads,
+        }));
     }
     builds.retain(|b| only.as_ref().is_none_or(|o| o.contains(&b.name)));
     if builds.is_empty() {
