@@ -217,27 +217,22 @@ fn main() {
         .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", reg_path.display())));
     let registry =
         Registry::parse(&reg_text, MODELS_TOML_PATH).unwrap_or_else(|e| fail(e.to_string()));
-    // (use, built in this build, name suffix, coverage, fast, threads): the
-    // simulation model of every `sim` model and the variants the features ask for.
+    // (use, built in this build, coverage, fast, threads): the simulation model of
+    // every `sim` model and the variants the features ask for, named with the
+    // registry's suffix of their use.
     let feature = |f: &str| env::var_os(format!("CARGO_FEATURE_{f}")).is_some();
     let variants = [
-        (Use::Sim, true, "", false, false, 1),
-        (Use::Coverage, feature("COVERAGE"), "_cov", true, false, 1),
-        (Use::Speed, feature("SPEED"), "_fast", false, true, 1),
-        (
-            Use::Threads,
-            feature("THREADS"),
-            "_mt",
-            false,
-            false,
-            MT_THREADS,
-        ),
+        (Use::Sim, true, false, false, 1),
+        (Use::Coverage, feature("COVERAGE"), true, false, 1),
+        (Use::Speed, feature("SPEED"), false, true, 1),
+        (Use::Threads, feature("THREADS"), false, false, MT_THREADS),
     ];
     let mut builds: Vec<Build> = Vec::new();
-    for (tool, on, suffix, coverage, fast, threads) in variants {
+    for (tool, on, coverage, fast, threads) in variants {
         if !on {
             continue;
         }
+        let suffix = tool.variant_suffix().unwrap_or_default();
         builds.extend(registry.with(tool).map(|m| Build {
             spec: m,
             name: format!("{}{suffix}", m.name),

@@ -64,6 +64,18 @@ impl Use {
             Use::Synth => "synth",
         }
     }
+
+    /// The name suffix of the model variant this use builds (`<name>_cov`, `<name>_fast`,
+    /// `<name>_mt`); `None` for the uses that build no variant. Registry names may not end
+    /// in one.
+    pub fn variant_suffix(self) -> Option<&'static str> {
+        match self {
+            Use::Coverage => Some("_cov"),
+            Use::Speed => Some("_fast"),
+            Use::Threads => Some("_mt"),
+            Use::Sim | Use::Lint | Use::Regress | Use::Synth => None,
+        }
+    }
 }
 
 impl fmt::Display for Use {
@@ -199,10 +211,14 @@ impl Registry {
             if !identifier(&m.name) || m.name.chars().any(|c| c.is_ascii_uppercase()) {
                 return Err(bad("name must be lower-case letters, digits and `_`".into()));
             }
-            if m.name.ends_with("_cov") {
-                return Err(bad(
-                    "names ending in `_cov` are reserved for coverage variants".into(),
-                ));
+            if let Some((u, s)) = Use::ALL
+                .iter()
+                .filter_map(|u| u.variant_suffix().map(|s| (u, s)))
+                .find(|(_, s)| m.name.ends_with(s))
+            {
+                return Err(bad(format!(
+                    "names ending in `{s}` are reserved for the variants of `{u}`"
+                )));
             }
             if !names.insert(m.name.as_str()) {
                 return Err(bad("name listed twice".into()));
@@ -387,6 +403,14 @@ mod tests {
                 "reserved",
             ),
             (
+                "name = \"a_mt\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\"]",
+                "`_mt` are reserved",
+            ),
+            (
+                "name = \"a_fast\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\"]",
+                "`_fast` are reserved",
+            ),
+            (
                 "name = \"a\"\ntop = \"t x\"\ndoc = \"\"\nuses = [\"sim\"]",
                 "module",
             ),
@@ -416,7 +440,7 @@ mod tests {
             ),
             (
                 "name = \"a\"\ntop = \"t\"\nsim_top = \"t_tb\"\ndoc = \"\"\nuses = [\"lint\"]",
-                "needs `sim`",
+                "needs `sim` or `threads`",
             ),
         ];
         for (body, want) in cases {
