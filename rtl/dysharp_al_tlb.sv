@@ -2,11 +2,18 @@
 //
 // Caches (expert local index, AIdx) -> LIdx. Entries / Ways sets (a power of two), Ways ways each
 // (Ways = Entries: fully associative, one CAM compare over every entry); set index = AIdx mod sets.
-// - Lookup is combinational: key in, hit and LIdx out in the same cycle, from the state after the
-//   last fill (a fill takes effect at the clock edge, so a lookup in the following cycle sees it).
+// Storage (docs/architecture.md, "Storage map"): the match keys (valid, local index, AIdx) are
+// flip-flops, one register per entry written only by a fill of that entry; the LIdx of every
+// entry is one dysharp_ram_1r1w word (address set * Ways + way), the shape of an SRAM macro.
+// - Lookup: key in, hit out in the same cycle (a compare of the set's ways), from the state after
+//   the last fill (a fill takes effect at the clock edge). With lookup_i the LIdx RAM is read at
+//   the hit way: lookup_lidx_o is the LIdx of the last hit looked up with lookup_i, from the
+//   cycle after that lookup until the next one (the RAM's registered read; the hub holds its job
+//   in a register for that cycle, so the lookup costs no extra cycle).
 // - Fill: the lowest-numbered invalid way of the set, else the way the set's round-robin pointer
 //   names (the pointer then advances, wrapping after Ways - 1). The caller fills only after a
-//   lookup of the same key missed (the golden model never fills a present key).
+//   lookup of the same key missed (the golden model never fills a present key). A lookup in the
+//   cycle of a fill sees the state before it (the RAM reads the old word first).
 // The hit/miss counters live in the hub (a lookup is counted only when it commits).
 
 module dysharp_al_tlb #(
@@ -22,10 +29,11 @@ module dysharp_al_tlb #(
   input  logic                  rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Lookup.
+  input  logic                  lookup_i,       // read the LIdx of a hit (committed lookup)
   input  logic [LocalWidth-1:0] lookup_local_i,
   input  logic [AidxWidth-1:0]  lookup_aidx_i,
   output logic                  lookup_hit_o,
-  output logic [LidxWidth-1:0]  lookup_lidx_o,
+  output logic [LidxWidth-1:0]  lookup_lidx_o,  // registered: the cycle after lookup_i
   // Fill.
   input  logic                  fill_i,
   input  logic [LocalWidth-1:0] fill_local_i,
@@ -38,15 +46,23 @@ module dysharp_al_tlb #(
   localparam int unsigned Sets = Entries / Ways;
   localparam int unsigned SetW = (Sets > 1) ? $clog2(Sets) : 1;
   localparam int unsigned WayW = (Ways > 1) ? $clog2(Ways) : 1;
+  localparam int unsigned EntW = (Entries > 1) ? $clog2(Entries) : 1;
+  localparam int unsigned KeyW = LocalWidth + AidxWidth;
+  localparam int unsigned RamD = (Entries > 1) ? Entries : 2;   // the RAM needs two words
 
   typedef logic [SetW-1:0] set_t;
   typedef logic [WayW-1:0] way_t;
+  typedef logic [EntW-1:0] ent_t;
+  typedef logic [KeyW-1:0] key_t;
 
-  logic                  valid_q [Sets][Ways];
-  logic [LocalWidth-1:0] local_q [Sets][Ways];
-  logic [AidxWidth-1:0]  aidx_q  [Sets][Ways];
-  logic [LidxWidth-1:0]  lidx_q  [Sets][Ways];
-  way_t                  rr_q    [Sets];
+  // Entry e = set * Ways + way.
+  function automatic ent_t ent_f(input set_t s, input way_t w);
+    return (Sets > 1 ? ent_t'(s) * ent_t'(Ways) : '0) + ent_t'(w);
+  endfunction
+
+  logic [Entries-1:0] valid_q;
+  key_t               key_q [Entries];
+  way_t               rr_q  [Sets];
 
   function automatic way_t way_inc(input way_t w);
     return (32'(w) + 1 >= Ways) ? '0 : w + way_t'(1);
@@ -55,67 +71,102 @@ module dysharp_al_tlb #(
   // ---------------------------------------------------------------------------------------------
   // Lookup: compare the ways of the key's set (an entry of another set never holds this AIdx).
   // ---------------------------------------------------------------------------------------------
-  set_t lk_set;
-  assign lk_set = (Sets > 1) ? set_t'(lookup_aidx_i) : '0;
+  set_t            lk_set;
+  key_t            lk_key;
+  logic [Ways-1:0] lk_match;
+  way_t            lk_way;
 
+  assign lk_set = (Sets > 1) ? set_t'(lookup_aidx_i) : '0;
+  assign lk_key = {lookup_local_i, lookup_aidx_i};
+
+  for (genvar w = 0; w < Ways; w++) begin : g_way
+    assign lk_match[w] = valid_q[ent_f(lk_set, way_t'(w))] &&
+                         (key_q[ent_f(lk_set, way_t'(w))] == lk_key);
+  end
+
+  // The matching way (at most one matches): an OR of the matching ways' numbers.
   always_comb begin
-    lookup_hit_o  = 1'b0;
-    lookup_lidx_o = '0;
+    lk_way = '0;
     for (int unsigned w = 0; w < Ways; w++) begin
-      if (valid_q[lk_set][w] && (local_q[lk_set][w] == lookup_local_i) &&
-          (aidx_q[lk_set][w] == lookup_aidx_i)) begin
-        lookup_hit_o  = 1'b1;
-        lookup_lidx_o = lookup_lidx_o | lidx_q[lk_set][w];
-      end
+      lk_way = lk_way | (lk_match[w] ? way_t'(w) : '0);
     end
   end
+
+  assign lookup_hit_o = |lk_match;
 
   // ---------------------------------------------------------------------------------------------
   // Fill: lowest invalid way of the set, else the round-robin victim.
   // ---------------------------------------------------------------------------------------------
-  set_t fl_set;
-  way_t fl_way;
-  logic fl_found;
+  set_t            fl_set;
+  way_t            fl_way;
+  ent_t            fl_ent;
+  logic            fl_found;
+  logic [Ways-1:0] fl_free;
 
   assign fl_set = (Sets > 1) ? set_t'(fill_aidx_i) : '0;
+
+  for (genvar w = 0; w < Ways; w++) begin : g_free
+    assign fl_free[w] = !valid_q[ent_f(fl_set, way_t'(w))];
+  end
 
   always_comb begin
     fl_found = 1'b0;
     fl_way   = rr_q[fl_set];
     for (int unsigned w = Ways; w > 0; w--) begin
-      if (!valid_q[fl_set][w-1]) begin
+      if (fl_free[w-1]) begin
         fl_found = 1'b1;
         fl_way   = way_t'(w - 1);
       end
     end
   end
 
+  assign fl_ent       = ent_f(fl_set, fl_way);
   assign fill_evict_o = fill_i && !fl_found;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      for (int unsigned s = 0; s < Sets; s++) begin
-        rr_q[s] <= '0;
-        for (int unsigned w = 0; w < Ways; w++) begin
-          valid_q[s][w] <= 1'b0;
-        end
-      end
+      valid_q <= '0;
     end else if (fill_i) begin
-      valid_q[fl_set][fl_way] <= 1'b1;
-      if (!fl_found) begin
-        rr_q[fl_set] <= way_inc(rr_q[fl_set]);
+      valid_q[fl_ent] <= 1'b1;
+    end
+  end
+
+  for (genvar s = 0; s < Sets; s++) begin : g_rr
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        rr_q[s] <= '0;
+      end else if (fill_i && !fl_found && (fl_set == set_t'(s))) begin
+        rr_q[s] <= way_inc(rr_q[s]);
       end
     end
   end
 
-  // Tags and data: no reset (read only where valid_q is set).
-  always_ff @(posedge clk_i) begin
-    if (fill_i) begin
-      local_q[fl_set][fl_way] <= fill_local_i;
-      aidx_q[fl_set][fl_way]  <= fill_aidx_i;
-      lidx_q[fl_set][fl_way]  <= fill_lidx_i;
+  // Match keys: one register per entry, no reset (compared only where valid_q is set).
+  for (genvar e = 0; e < Entries; e++) begin : g_key
+    always_ff @(posedge clk_i) begin
+      if (fill_i && (fl_ent == ent_t'(e))) begin
+        key_q[e] <= {fill_local_i, fill_aidx_i};
+      end
     end
   end
+
+  // LIdx of every entry.
+  logic [$clog2(RamD)-1:0] ram_raddr, ram_waddr;
+  assign ram_raddr = $bits(ram_raddr)'(ent_f(lk_set, lk_way));
+  assign ram_waddr = $bits(ram_waddr)'(fl_ent);
+
+  dysharp_ram_1r1w #(
+    .Width (LidxWidth),
+    .Depth (RamD)
+  ) u_lidx (
+    .clk_i   (clk_i),
+    .we_i    (fill_i),
+    .waddr_i (ram_waddr),
+    .wdata_i (fill_lidx_i),
+    .re_i    (lookup_i && lookup_hit_o),
+    .raddr_i (ram_raddr),
+    .rdata_o (lookup_lidx_o)
+  );
 
 `ifndef SYNTHESIS
   // Elaboration checks.
@@ -127,13 +178,6 @@ module dysharp_al_tlb #(
   end
 
   // At most one way of a set matches a key (a fill never duplicates a present key).
-  logic [Ways-1:0] lk_match;
-  always_comb begin
-    for (int unsigned w = 0; w < Ways; w++) begin
-      lk_match[w] = valid_q[lk_set][w] && (local_q[lk_set][w] == lookup_local_i) &&
-                    (aidx_q[lk_set][w] == lookup_aidx_i);
-    end
-  end
   a_onehot_match: assert property (@(posedge clk_i) disable iff (!rst_ni)
     $onehot0(lk_match));
   // The round-robin pointer names a way.

@@ -5,10 +5,13 @@
 //       into the key register (key_q): a lookup job per DYN target (a range-check failure job per
 //       target if the packet failed the check; a load-reduce stops at its first), one identity
 //       job for a non-DYN op, a no-op job for anything else.
-//   T1: AL-TLB lookup of key_q (dysharp_al_tlb, combinational) into the result register (res_q,
-//       the stream to the issue stage); the lookup is counted when the job moves on. After a
-//       miss T1 stalls until the walk resolves (unblock_i, in the cycle the fill is written), so
-//       every lookup sees every earlier fill, exactly as the sequential golden model.
+//   T1: AL-TLB lookup of key_q (dysharp_al_tlb: hit or miss in the same cycle) into the result
+//       register (res_q, the stream to the issue stage); the lookup is counted when the job moves
+//       on. A hit's LIdx comes from the TLB's LIdx RAM, read as the job moves to res_q: its
+//       registered output is the LIdx of res_q's hit while res_q holds it (no other lookup reads
+//       the RAM before res_q is taken). After a miss T1 stalls until the walk resolves (unblock_i,
+//       in the cycle the fill is written), so every lookup sees every earlier fill, exactly as the
+//       sequential golden model.
 // A failed load-reduce (abort_i) drops the rest of its packet: T0 skips its remaining targets and
 // a key of it waiting behind the blocked T1 is dropped (never looked up, so never counted).
 
@@ -77,6 +80,7 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   logic                tlb_evict_unused;
   logic                res_v_q, res_v_d;
   job_t                res_q, res_d;
+  job_t                res_out;           // res_q with a hit's LIdx from the TLB's RAM
   logic                res_pop;
   logic [31:0]         hits_q, hits_d, misses_q, misses_d;
 
@@ -155,6 +159,7 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     ) u_tlb (
       .clk_i          (clk_i),
       .rst_ni         (rst_ni),
+      .lookup_i       (key_adv && (key_q.kind == JobLookup)),
       .lookup_local_i (key_q.lcl),
       .lookup_aidx_i  (key_aidx_i),
       .lookup_hit_o   (tlb_hit),
@@ -194,8 +199,7 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       res_d   = key_q;
       if (DynamicOps && (key_q.kind == JobLookup)) begin
         if (tlb_hit) begin
-          res_d.kind = JobHit;
-          res_d.lidx = tlb_lidx;
+          res_d.kind = JobHit;   // its LIdx: tlb_lidx from the next cycle on (res_out)
           hits_d     = hits_q + 32'd1;
         end else begin
           res_d.kind = JobMiss;
@@ -242,8 +246,15 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     end
   end
 
+  always_comb begin
+    res_out = res_q;
+    if (DynamicOps && (res_q.kind == JobHit)) begin
+      res_out.lidx = tlb_lidx;
+    end
+  end
+
   assign res_valid_o  = res_v_q;
-  assign res_o        = res_q;
+  assign res_o        = res_out;
   assign tlb_hits_o   = hits_q;
   assign tlb_misses_o = misses_q;
 

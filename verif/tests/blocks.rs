@@ -120,6 +120,7 @@ fn outp(sim: &Sim, name: &str) -> Result<Port, String> {
 /// The ports of a `dysharp_al_tlb` model.
 struct TlbPorts {
     rst: Port,
+    lookup: Port,
     lk_local: Port,
     lk_aidx: Port,
     hit: Port,
@@ -131,10 +132,10 @@ struct TlbPorts {
     evict: Port,
 }
 
-/// What the RTL TLB showed in one cycle.
+/// What the RTL TLB showed in one cycle (its LIdx in the next: the RAM's registered read).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TlbOut {
-    /// The LIdx on a hit, `None` on a miss.
+    /// The LIdx on a hit (checked against the RTL in the following cycle), `None` on a miss.
     hit: Option<u32>,
     /// `fill_evict_o`: the fill of this cycle replaces a valid entry.
     evict: bool,
@@ -149,6 +150,8 @@ struct TlbBench {
     ways: usize,
     /// Mask of the local-index field (`LocalWidth` bits).
     local_mask: u32,
+    /// The hit of the last cycle whose LIdx the RTL shows in this one: (cycle, key, LIdx).
+    pending: Option<(u64, (u32, u32), u32)>,
     /// Lookups, hits and evicting fills seen so far.
     lookups: u64,
     hits: u64,
@@ -171,6 +174,7 @@ impl TlbBench {
         }
         let p = TlbPorts {
             rst: inp(&sim, "rst_ni")?,
+            lookup: inp(&sim, "lookup_i")?,
             lk_local: inp(&sim, "lookup_local_i")?,
             lk_aidx: inp(&sim, "lookup_aidx_i")?,
             hit: outp(&sim, "lookup_hit_o")?,
@@ -188,6 +192,7 @@ impl TlbBench {
             entries,
             ways,
             local_mask: (1u32 << local_w) - 1,
+            pending: None,
             lookups: 0,
             hits: 0,
             evictions: 0,
@@ -203,6 +208,8 @@ impl TlbBench {
 
     /// Holds reset for three cycles; the golden TLB starts empty again.
     fn reset(&mut self) -> Result<(), String> {
+        self.flush()?;
+        self.sim.set(self.p.lookup, 0);
         self.sim.set(self.p.fill, 0);
         self.sim.set(self.p.rst, 0);
         for _ in 0..3 {
@@ -213,12 +220,26 @@ impl TlbBench {
         Ok(())
     }
 
+    /// Compares the LIdx the RTL shows now with the hit of the last cycle, if there was one.
+    fn check_pending(&mut self) -> Result<Option<u32>, String> {
+        let Some((cyc, key, want)) = self.pending.take() else {
+            return Ok(None);
+        };
+        let got = self.sim.get(self.p.lidx) as u32;
+        ensure(got == want, || {
+            format!("cycle {cyc}: lookup {key:?} hit with LIdx {want:#x} (golden), the RTL's LIdx RAM gave {got:#x} in the next cycle")
+        })?;
+        Ok(Some(got))
+    }
+
     /// One cycle: looks `key` = (local, aidx) up and, if given, fills (local, aidx, lidx) at
-    /// the clock edge. The lookup sees the state before the fill. Compares hit, LIdx and
-    /// `fill_evict_o` with the golden TLB and returns what the RTL showed.
+    /// the clock edge. The lookup sees the state before the fill. Compares hit and
+    /// `fill_evict_o` with the golden TLB now, the LIdx of a hit in the next cycle (the RTL reads
+    /// it from a RAM), and returns what the golden TLB expects.
     fn step(&mut self, key: (u32, u32), fill: Option<(u32, u32, u32)>) -> Result<TlbOut, String> {
         let cyc = self.sim.cycles();
         let p = &self.p;
+        self.sim.set(p.lookup, 1);
         self.sim.set(p.lk_local, key.0 as u128);
         self.sim.set(p.lk_aidx, key.1 as u128);
         let (f, fl, fa, fx) = fill.map_or((0, 0, 0, 0), |(l, a, x)| (1, l, a, x));
@@ -227,13 +248,9 @@ impl TlbBench {
         self.sim.set(p.fl_aidx, fa as u128);
         self.sim.set(p.fl_lidx, fx as u128);
         self.sim.cycle().map_err(|e| format!("cycle {cyc}: {e}"))?;
-        let got = TlbOut {
-            hit: self
-                .sim
-                .bit(self.p.hit, 0)
-                .then(|| self.sim.get(self.p.lidx) as u32),
-            evict: self.sim.bit(self.p.evict, 0),
-        };
+        self.check_pending()?;
+        let got_hit = self.sim.bit(self.p.hit, 0);
+        let got_evict = self.sim.bit(self.p.evict, 0);
         let want_hit = self.golden.lookup(key.0, key.1);
         let mut want_evict = false;
         if let Some((l, a, x)) = fill {
@@ -247,24 +264,38 @@ impl TlbBench {
             self.golden.fill(l, a, x);
             want_evict = self.golden.stats.evictions > before;
         }
-        let want = TlbOut {
-            hit: want_hit,
-            evict: want_evict,
-        };
-        if got != want {
+        if got_hit != want_hit.is_some() || got_evict != want_evict {
             return Err(format!(
-                "cycle {cyc}: lookup {key:?}, fill {fill:?}: golden {want:?}, RTL {got:?}"
+                "cycle {cyc}: lookup {key:?}, fill {fill:?}: golden hit {want_hit:?} evict {want_evict}, RTL hit {got_hit} evict {got_evict}"
             ));
         }
+        self.pending = want_hit.map(|x| (cyc, key, x));
         self.lookups += 1;
-        self.hits += u64::from(got.hit.is_some());
-        self.evictions += u64::from(got.evict);
-        Ok(got)
+        self.hits += u64::from(got_hit);
+        self.evictions += u64::from(got_evict);
+        Ok(TlbOut {
+            hit: want_hit,
+            evict: got_evict,
+        })
     }
 
-    /// Looks `key` up without a fill.
+    /// One idle cycle (no lookup, no fill) that checks the LIdx of the last cycle's hit; returns
+    /// that LIdx as the RTL showed it.
+    fn flush(&mut self) -> Result<Option<u32>, String> {
+        if self.pending.is_none() {
+            return Ok(None);
+        }
+        let cyc = self.sim.cycles();
+        self.sim.set(self.p.lookup, 0);
+        self.sim.set(self.p.fill, 0);
+        self.sim.cycle().map_err(|e| format!("cycle {cyc}: {e}"))?;
+        self.check_pending()
+    }
+
+    /// Looks `key` up without a fill; returns the LIdx of a hit as the RTL's RAM gave it.
     fn look(&mut self, key: (u32, u32)) -> Result<Option<u32>, String> {
-        self.step(key, None).map(|o| o.hit)
+        self.step(key, None)?;
+        self.flush()
     }
 
     /// Looks (local, aidx) up, expects a miss, and fills it with `lidx` in the next cycle
@@ -337,6 +368,7 @@ fn tlb_random(model: &str, seed: u64, cycles: usize) -> Result<(u64, u64, u64), 
             pending.clear();
         }
     }
+    b.flush()?;
     Ok((b.lookups, b.hits, b.evictions))
 }
 
