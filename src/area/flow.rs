@@ -316,11 +316,18 @@ impl Flow {
             ProgressBar::hidden()
         };
         let mut round = 0;
+        // A block that failed after other blocks in the same Yosys process: retried in a
+        // process of its own, since the WebAssembly heap (at most 4 GiB) never shrinks and the
+        // blocks before it may have left too little of it.
+        let mut alone: Option<String> = None;
         loop {
-            let todo: Vec<&Block> = blocks
+            let mut todo: Vec<&Block> = blocks
                 .iter()
                 .filter(|b| !self.done(out, b) && !failed.contains_key(&b.id))
                 .collect();
+            if let Some(id) = alone.take() {
+                todo.retain(|b| b.id == id);
+            }
             pb.set_position((blocks.len() - todo.len()) as u64);
             let Some(first) = todo.first() else { break };
             let mut script = render(scripts::PRELUDE, &[("out", out)]);
@@ -356,6 +363,10 @@ impl Flow {
                 continue;
             }
             let bad = todo.iter().find(|b| !self.done(out, b)).unwrap_or(first);
+            if bad.id != first.id {
+                alone = Some(bad.id.clone());
+                continue;
+            }
             failed.insert(bad.id.clone(), self.log_error(out, &name));
         }
         pb.finish_and_clear();
