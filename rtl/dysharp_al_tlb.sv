@@ -3,8 +3,8 @@
 // Caches (expert local index, AIdx) -> LIdx. Entries / Ways sets (a power of two), Ways ways each
 // (Ways = Entries: fully associative, one CAM compare over every entry); set index = AIdx mod sets.
 // Storage (docs/architecture.md, "Storage map"): the match keys (valid, local index, AIdx) are
-// flip-flops, one register per entry written only by a fill of that entry; the LIdx of every
-// entry is one dysharp_ram_1r1w word (address set * Ways + way), the shape of an SRAM macro.
+// flip-flops, written only by a fill; the LIdx of every entry is one dysharp_ram_1r1w word
+// (address set * Ways + way), the shape of an SRAM macro.
 // - Lookup: key in, hit out in the same cycle (a compare of the set's ways), from the state after
 //   the last fill (a fill takes effect at the clock edge). With lookup_i the LIdx RAM is read at
 //   the hit way: lookup_lidx_o is the LIdx of the last hit looked up with lookup_i, from the
@@ -141,12 +141,11 @@ module dysharp_al_tlb #(
     end
   end
 
-  // Match keys: one register per entry, no reset (compared only where valid_q is set).
-  for (genvar e = 0; e < Entries; e++) begin : g_key
-    always_ff @(posedge clk_i) begin
-      if (fill_i && (fl_ent == ent_t'(e))) begin
-        key_q[e] <= {fill_local_i, fill_aidx_i};
-      end
+  // Match keys: no reset (compared only where valid_q is set). One write, at the fill's entry
+  // (a decoder in hardware; in simulation only a fill does work, not every entry every cycle).
+  always_ff @(posedge clk_i) begin
+    if (fill_i) begin
+      key_q[fl_ent] <= {fill_local_i, fill_aidx_i};
     end
   end
 
