@@ -32,7 +32,9 @@ mutations=(
   "alloc_ctr|rtl/dysharp_hub_issue.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
   "range_err|rtl/dysharp_hub_issue.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
   "alloc_err|rtl/dysharp_hub_issue.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
-  "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[fl_set\] <= way_inc\(rr_q\[fl_set\]\);/rr_q[fl_set] <= rr_q[fl_set];/|$tops"
+  "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[s\] <= way_inc\(rr_q\[s\]\);/rr_q[s] <= rr_q[s];/|$tops"
+  # A hit that takes the job's own LIdx field instead of the TLB RAM's read.
+  "tlb_lidx|rtl/dysharp_hub_walk.sv|s/res_out\.lidx = tlb_lidx;/res_out.lidx = res_q.lidx;/|$tops"
   "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s|$tops top_p4_static"
   # The response path (issue 13): error counting, partial matching, the bounded wait.
   "orphan_port|rtl/dysharp_switch.sv|s/\(c == int'\(ErrOpcode\)\) && orphan\[p\]\)/(c == int'(ErrOpcode)) \&\& orphan[(p + 1) % NumPorts])/|$switches"
@@ -72,7 +74,9 @@ for m in "${mutations[@]}"; do
     continue
   fi
   "$CARGO_TARGET_DIR/release/dysharp" regress --quick --only "$model" --jobs 1 >"$work/run-$name.log" 2>&1
-  failing=$(grep '^FAIL ' "$work/run-$name.log" | awk '{print $2}' | tr '\n' ' ')
+  # Only the cases of $model itself: `--only top_p4` also selects top_p4_static's cases, whose
+  # model is not built here and which fail for that reason alone.
+  failing=$(grep '^FAIL ' "$work/run-$name.log" | awk -v m="$model" '$2 ~ ("/" m "$") {print $2}' | tr '\n' ' ')
   if [ -n "$failing" ]; then
     echo "$name: killed by $failing"
   else
