@@ -447,11 +447,17 @@ class {class} final : public Model {{
     std::unique_ptr<VerilatedContext> ctx;
     std::unique_ptr<{prefix}> top;{vcd_member}
     uint64_t n = 0;
-    void load(rust::Slice<const uint32_t> in) {{
-        if (in.size() < {ioff}) return;
+    // Raw pointers: rust::Slice's operator[] is an out-of-line call (two, with its
+    // bounds), and these copies run for every word of every cycle.
+    void load(rust::Slice<const uint32_t> in_s) {{
+        if (in_s.size() < {ioff}) return;
+        const uint32_t* in = in_s.data();
+        (void)in;
 {load}    }}
-    void store(rust::Slice<uint32_t> out) {{
-        if (out.size() < {ooff}) return;
+    void store(rust::Slice<uint32_t> out_s) {{
+        if (out_s.size() < {ooff}) return;
+        uint32_t* out = out_s.data();
+        (void)out;
 {store}    }}
     void dump() {{{vcd_dump}
         ctx->timeInc(1);
