@@ -27,8 +27,8 @@
 //
 // Result engine (requester q, one flit per cycle): when every expected port has answered, the
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
-// banks' and the info RAM's registered outputs are combined in the next (stage C) and pushed to a
-// small output FIFO. flit0 is RSP_ERROR with the code of the lowest-numbered failed port if any
+// banks' and the info RAM's registered outputs are combined in the next (stage C: dysharp_reduce_acc)
+// and pushed to a small output FIFO. flit0 is RSP_ERROR with the code of the lowest-numbered failed port if any
 // port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
 // dysharp_fp_pkg), so the result does not depend on the order the partials arrived in (§9). The
@@ -468,12 +468,10 @@ module dysharp_reduce_unit
 
     // Stage C: the op whose RAM data is on the banks' outputs.
     logic                c_v_q, c_hdr_q, c_last_q;
-    flit_t               b_rdata [NumPorts];
+    flit_t [NumPorts-1:0] b_rdata;
     info_t               info_rdata;
     hdr_t                f0;
     flit_t               payload;
-    logic [FpAccBits-1:0] acc_v;
-    logic                started;
 
     // Ready: every expected port has answered (a result, or the end of a quarantine), or old
     // with no partial half received (a timeout, or a quarantine that expires).
@@ -639,22 +637,16 @@ module dysharp_reduce_unit
     end
 
     // A payload flit: the expected ports' stored flits reduced in ascending port order.
-    always_comb begin
-      acc_v   = '0;
-      started = 1'b0;
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (cur_exp_q[p]) begin
-          if (started) begin
-            acc_v = fp_acc_step(info_rdata.dtype, info_rdata.rop, info_rdata.acc, acc_v,
-                                b_rdata[p]);
-          end else begin
-            acc_v = fp_acc_init(info_rdata.dtype, b_rdata[p]);
-          end
-          started = 1'b1;
-        end
-      end
-      payload = fp_acc_finish(info_rdata.dtype, acc_v);
-    end
+    dysharp_reduce_acc #(
+      .NumPorts (NumPorts)
+    ) u_acc (
+      .dtype_i   (info_rdata.dtype),
+      .rop_i     (info_rdata.rop),
+      .acc_i     (info_rdata.acc),
+      .exp_i     (cur_exp_q),
+      .data_i    (b_rdata),
+      .payload_o (payload)
+    );
 
     logic [FlitBits:0] out_word;
     dysharp_fifo #(
