@@ -109,16 +109,22 @@ module dysharp_al_tlb #(
     assign fl_free[w] = !valid_q[ent_f(fl_set, way_t'(w))];
   end
 
+  // The lowest free way: its one-hot bit is free & -free (a carry chain, which synthesis builds
+  // as a parallel prefix: about 2 log2(Ways) levels, not a Ways-deep priority chain), encoded
+  // by an OR of the way numbers.
+  logic [Ways-1:0] fl_low;
+  way_t            fl_low_way;
+  assign fl_low   = fl_free & (~fl_free + Ways'(1));
+  assign fl_found = |fl_free;
+
   always_comb begin
-    fl_found = 1'b0;
-    fl_way   = rr_q[fl_set];
-    for (int unsigned w = Ways; w > 0; w--) begin
-      if (fl_free[w-1]) begin
-        fl_found = 1'b1;
-        fl_way   = way_t'(w - 1);
-      end
+    fl_low_way = '0;
+    for (int unsigned w = 0; w < Ways; w++) begin
+      fl_low_way = fl_low_way | (fl_low[w] ? way_t'(w) : '0);
     end
   end
+
+  assign fl_way = fl_found ? fl_low_way : rr_q[fl_set];
 
   assign fl_ent       = ent_f(fl_set, fl_way);
   assign fill_evict_o = fill_i && !fl_found;
@@ -182,6 +188,9 @@ module dysharp_al_tlb #(
   // The round-robin pointer names a way.
   a_rr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
     32'(rr_q[fl_set]) < Ways);
+  // The lowest free way is one way.
+  a_low_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    $onehot0(fl_low) && (fl_found == (fl_low != '0)));
   // Functional coverage (docs/verification.md): a fill into a free way, and an eviction, in a
   // set-associative TLB (Sets > 1) or a fully associative one (one set).
   c_fill_free: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_i && fl_found);
