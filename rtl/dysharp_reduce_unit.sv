@@ -27,8 +27,9 @@
 //
 // Result engine (requester q, one flit per cycle): when every expected port has answered, the
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
-// banks' and the info RAM's registered outputs are combined in the next (stage C: dysharp_reduce_acc)
-// and pushed to a small output FIFO. flit0 is RSP_ERROR with the code of the lowest-numbered failed port if any
+// banks' and the info RAM's registered outputs are combined in the next (stage C:
+// dysharp_reduce_acc) and pushed to a small output FIFO. flit0 is RSP_ERROR with the code of the
+// lowest-numbered failed port if any
 // port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
 // dysharp_fp_pkg), so the result does not depend on the order the partials arrived in (§9). The
