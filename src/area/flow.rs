@@ -325,10 +325,10 @@ impl Flow {
                 .iter()
                 .filter(|b| !self.done(out, b) && !failed.contains_key(&b.id))
                 .collect();
+            pb.set_position((blocks.len() - todo.len()) as u64);
             if let Some(id) = alone.take() {
                 todo.retain(|b| b.id == id);
             }
-            pb.set_position((blocks.len() - todo.len()) as u64);
             let Some(first) = todo.first() else { break };
             let mut script = render(scripts::PRELUDE, &[("out", out)]);
             for b in &todo {
