@@ -14,16 +14,10 @@
 //     out_valid_o is high from cycle max(t + 2, departure of the word ahead + 1) on, so a FIFO
 //     pushed and popped every cycle moves one word every cycle (no bubbles).
 //
-// Structure (Depth >= 4). Words enter the RAM (Depth - 2 words). Behind it are two word stages:
-//   rd  the RAM's own read register (rdata_o, held while re_i is low); rv_q: it holds a word
-//       that has not left yet. A read issued in cycle c fills it in cycle c+1.
-//   out an output register (out_q, ov_q), always older than rd's word.
-// The output shows out_q if it is valid, else rd. out_q only ever takes rd's word when a read
-// replaces it, and rd is refilled in the same cycle, so out_q holds a word only while rd holds the
-// next one (ov_q implies rv_q): the stages are empty, rd, or rd and out. A read is issued
-// whenever the RAM holds a word and out_q is empty, i.e. the two stages are not both full
-// (registered state only; out_ready_i does not reach the RAM). A read that would overwrite an
-// unaccepted rd word moves that word into out_q first.
+// Structure (Depth >= 4). Words enter the RAM (Depth - 2 words). Behind it are two word stages,
+// the RAM's own read register and an output register (dysharp_ram_prefetch, which says how they
+// work): a read is issued whenever the RAM holds a word and the two stages are not both full
+// (registered state only; out_ready_i does not reach the RAM).
 // Capacity: with both stages full no word can be pushed until one leaves, so the RAM never holds
 // more than Depth - 2 words (proved in the a_ram_cnt assertion's comment); every word of Depth
 // therefore has a place, and the flip-flops outside the RAM are one word plus control.
@@ -93,34 +87,23 @@ module dysharp_fifo_ram #(
     ptr_t             rd_ptr_q, rd_ptr_d;
     cnt_t             cnt_q, cnt_d;        // every word held (usage_o)
     cnt_t             stage_cnt;           // words in the two stages
-    logic             ov_q, ov_d;          // out_q holds a word
-    logic             rv_q, rv_d;          // the RAM's read register holds a word
-    logic [Width-1:0] out_q;
+    logic [1:0]       stage_cnt2;
     logic [Width-1:0] rdata;
-    logic             ram_nonempty, re, we, rd_taken, move;
+    logic             ram_nonempty, re, we, stage_order;
 
     function automatic ptr_t ptr_inc(input ptr_t p);
       return (32'(p) == RamDepth - 1) ? '0 : p + ptr_t'(1);
     endfunction
 
-    assign stage_cnt    = cnt_t'(ov_q) + cnt_t'(rv_q);
+    assign stage_cnt    = cnt_t'(stage_cnt2);
     assign ram_nonempty = (cnt_q != stage_cnt);
 
     assign in_ready_o  = (32'(cnt_q) != Depth);
-    assign out_valid_o = ov_q || rv_q;
-    assign out_data_o  = ov_q ? out_q : rdata;
     assign usage_o     = cnt_q;
 
-    // Read the RAM's oldest word unless both stages are full (ov_q, see a_stage_order). The RAM has no reset (nor have
-    // its address checks): while rst_ni is low, which in simulation includes the first clock
-    // edges before the asynchronous reset has acted on the random initial state, its ports are
-    // held idle so that no access uses a pointer that is not yet reset.
-    assign re       = rst_ni && ram_nonempty && !ov_q;
-    assign we       = rst_ni && push;
-    // rd's word leaves through the output (out_q empty), or moves to out_q because the read of
-    // this cycle replaces it.
-    assign rd_taken = pop && !ov_q;
-    assign move     = rv_q && !ov_q && !pop && re;
+    // The RAM has no reset (nor have its address checks): while rst_ni is low its ports are held
+    // idle (the prefetch issues no read then), so that no access uses a pointer not yet reset.
+    assign we = rst_ni && push;
 
     always_comb begin
       wr_ptr_d = push ? ptr_inc(wr_ptr_q) : wr_ptr_q;
@@ -131,8 +114,6 @@ module dysharp_fifo_ram #(
       end else if (pop && !push) begin
         cnt_d = cnt_q - cnt_t'(1);
       end
-      ov_d = ov_q ? !pop : move;
-      rv_d = re || (rv_q && !rd_taken);
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -140,21 +121,10 @@ module dysharp_fifo_ram #(
         wr_ptr_q <= '0;
         rd_ptr_q <= '0;
         cnt_q    <= '0;
-        ov_q     <= 1'b0;
-        rv_q     <= 1'b0;
       end else begin
         wr_ptr_q <= wr_ptr_d;
         rd_ptr_q <= rd_ptr_d;
         cnt_q    <= cnt_d;
-        ov_q     <= ov_d;
-        rv_q     <= rv_d;
-      end
-    end
-
-    // Data only: read only while ov_q says it holds a word.
-    always_ff @(posedge clk_i) begin
-      if (move) begin
-        out_q <= rdata;
       end
     end
 
@@ -171,6 +141,22 @@ module dysharp_fifo_ram #(
       .rdata_o (rdata)
     );
 
+    // Read the RAM's oldest word unless both stages are full.
+    dysharp_ram_prefetch #(
+      .Width (Width)
+    ) u_prefetch (
+      .clk_i            (clk_i),
+      .rst_ni           (rst_ni),
+      .avail_i          (ram_nonempty),
+      .re_o             (re),
+      .rdata_i          (rdata),
+      .out_valid_o      (out_valid_o),
+      .out_ready_i      (out_ready_i),
+      .out_data_o       (out_data_o),
+      .stage_cnt_o      (stage_cnt2),
+      .stage_order_ok_o (stage_order)
+    );
+
 `ifndef SYNTHESIS
     // a_ram_cnt: the RAM never holds more than RamDepth words. From RamDepth words it could only
     // grow with a push and no read; a push needs a free word of Depth, i.e. not both stages
@@ -178,7 +164,10 @@ module dysharp_fifo_ram #(
     assign ram_cnt_ok     = 32'(cnt_q) - 32'(stage_cnt) <= RamDepth && cnt_q >= stage_cnt;
     // a_stage_order: the output register holds a word only while the read register holds the
     // next one.
-    assign stage_order_ok = !ov_q || rv_q;
+    assign stage_order_ok = stage_order;
+`else
+    logic unused_stage_order;
+    assign unused_stage_order = stage_order;
 `endif
   end else begin : gen_ff
 `ifndef SYNTHESIS

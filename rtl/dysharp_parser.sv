@@ -2,7 +2,9 @@
 //
 // Store-and-forward. Flits of the frame being received are captured as they arrive: flit0 and the
 // target-extension flits into registers, every later flit (byte enables, payload: the "tail") into
-// a circular tail buffer. The spec §6 checks 1..10 run in order, exactly as `decode` in
+// a circular tail buffer (a dysharp_ram_1r1w of TailDepth flits, read ahead by a
+// dysharp_ram_prefetch: its output is on time, as a flip-flop buffer's would be, with one flit in
+// flip-flops). The spec §6 checks 1..10 run in order, exactly as `decode` in
 // sim/src/packet/mod.rs, and each piece of work is done once, in the cycle its flit passes:
 //   - target flit (request class): its IDs are checked against the expert count (check 9) and for
 //     duplicates (check 10) with a bitmap of the experts the frame has named so far (cleared at
@@ -179,13 +181,15 @@ module dysharp_parser
   logic [PayW-1:0] chk_pay_q;    // its payload flits (the counter event of a good frame)
   logic     chk_good;            // that frame is good
 
-  // Tail buffer (circular, with roll-back of the frame being received).
-  flit_t    tmem_q [TailDepth];
+  // Tail buffer (circular, with roll-back of the frame being received): a dysharp_ram_1r1w read
+  // ahead by a dysharp_ram_prefetch.
   tptr_t    tstart_q, tstart_d;  // write position of the current frame's first tail flit
-  tptr_t    trd_q, trd_d;        // read position
-  tcnt_t    tcnt_q, tcnt_d;      // committed (readable) tail flits
+  tptr_t    trd_q, trd_d;        // RAM read position (the oldest committed flit not yet read)
+  tcnt_t    tcnt_q, tcnt_d;      // committed tail flits not yet taken (in the RAM or prefetched)
   tptr_t    twr;
-  logic     tail_space, tail_pop;
+  logic     tail_space, tail_pop, tail_re, tail_avail;
+  logic [1:0] tail_staged;       // committed flits read from the RAM, not yet taken
+  flit_t    tail_rdata;
 
   // Output queues.
   logic     desc_push, desc_in_ready, desc_space;
@@ -555,7 +559,7 @@ module dysharp_parser
   assign twr      = tptr_add(tstart_q, 32'(ntail_q));
   assign tail_pop = tail_valid_o && tail_ready_i;
   assign tstart_d = chk_good ? tptr_add(tstart_q, 32'(chk_ntail_q)) : tstart_q;
-  assign trd_d    = tail_pop ? tptr_add(trd_q, 1) : trd_q;
+  assign trd_d    = tail_re ? tptr_add(trd_q, 1) : trd_q;
 
   always_comb begin
     tcnt_d = tcnt_q;
@@ -586,14 +590,41 @@ module dysharp_parser
     end
   end
 
-  always_ff @(posedge clk_i) begin
-    if (store_tail) begin
-      tmem_q[twr] <= in_data_i;
-    end
-  end
+  // The RAM holds a committed flit not yet read: one of tcnt_q that is not in the prefetch
+  // stages, or the first of the frame committed in this cycle (check stage; its flits were
+  // written by the cycle before, and every earlier committed flit has been read, so it is at
+  // trd_q). Reading the committing frame in its check stage puts its first tail flit on the
+  // output in the cycle its descriptor is, as the flip-flop buffer did.
+  assign tail_avail = (32'(tcnt_q) != 32'(tail_staged)) || (chk_good && (chk_ntail_q != '0));
 
-  assign tail_valid_o = (tcnt_q != '0);
-  assign tail_data_o  = tmem_q[trd_q];
+  dysharp_ram_1r1w #(
+    .Width (FlitBits),
+    .Depth (TailDepth)
+  ) u_tail_ram (
+    .clk_i   (clk_i),
+    .we_i    (rst_ni && store_tail),
+    .waddr_i (twr),
+    .wdata_i (in_data_i),
+    .re_i    (tail_re),
+    .raddr_i (trd_q),
+    .rdata_o (tail_rdata)
+  );
+
+  logic tail_stage_order;
+  dysharp_ram_prefetch #(
+    .Width (FlitBits)
+  ) u_tail_prefetch (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .avail_i          (tail_avail),
+    .re_o             (tail_re),
+    .rdata_i          (tail_rdata),
+    .out_valid_o      (tail_valid_o),
+    .out_ready_i      (tail_ready_i),
+    .out_data_o       (tail_data_o),
+    .stage_cnt_o      (tail_staged),
+    .stage_order_ok_o (tail_stage_order)
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Descriptor and error queues, pushed from the check stage. flit0 and the target flits are still
@@ -684,6 +715,12 @@ module dysharp_parser
 
   a_tail_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
     32'(tcnt_q) + 32'(ntail_q) <= TailDepth);
+  // The prefetch stages hold committed flits only, in order, and the output shows a flit exactly
+  // while one is committed and not taken (as the flip-flop buffer's tcnt_q != 0 did).
+  a_tail_staged: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    32'(tail_staged) <= 32'(tcnt_q) && tail_stage_order);
+  a_tail_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    tail_valid_o == (tcnt_q != '0));
   a_tail_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
     tail_valid_o && !tail_ready_i |=> tail_valid_o && $stable(tail_data_o));
   a_desc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)

@@ -1,0 +1,83 @@
+// dysharp_ram_prefetch: the read side of a queue held in a dysharp_ram_1r1w (docs/architecture.md,
+// "Storage map"): it reads the RAM ahead of the consumer so that the queue's output is a stream
+// with no bubbles, as a flip-flop queue's would be. Used by dysharp_fifo_ram and by the parser's
+// tail buffer, which own the RAM and its pointers.
+//
+// Two word stages:
+//   rd  the RAM's own read register (rdata_i, held while re_o is low); rv_q: it holds a word that
+//       has not left yet. A read issued in cycle c fills it in cycle c+1.
+//   out an output register (out_q, ov_q), always older than rd's word.
+// The output shows out_q if it is valid, else rd. out_q only ever takes rd's word when a read
+// replaces it, and rd is refilled in the same cycle, so out_q holds a word only while rd holds the
+// next one (ov_q implies rv_q): the stages are empty, rd, or rd and out. A read is issued whenever
+// the RAM holds a word not yet read (avail_i) and out_q is empty, i.e. the two stages are not both
+// full (registered state and avail_i only; out_ready_i does not reach the RAM). A read that would
+// overwrite an unaccepted rd word moves that word into out_q first. The caller advances its read
+// pointer on re_o. A word read in cycle c is on the output from cycle c+1 on.
+//
+// Flip-flops: one word (out_q) and two valid bits; the rd stage is the RAM's read register.
+
+module dysharp_ram_prefetch #(
+  parameter int unsigned Width = 8
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // The RAM: a word not yet read is at the caller's read pointer; read it (registered read).
+  input  logic             avail_i,
+  output logic             re_o,
+  input  logic [Width-1:0] rdata_i,
+  // Output stream.
+  output logic             out_valid_o,
+  input  logic             out_ready_i,
+  output logic [Width-1:0] out_data_o,
+  // Words in the two stages (read from the RAM, not yet accepted): 0..2.
+  output logic [1:0]       stage_cnt_o,
+  // ov_q implies rv_q (the stage order above); for the caller's checks.
+  output logic             stage_order_ok_o
+);
+
+  // Inlined into its user under Verilator, so that a user kept as one copy of code for all its
+  // instances (dysharp_fifo_ram) keeps this code in that copy.
+  /* verilator inline_module */
+
+  logic             ov_q, ov_d;   // out_q holds a word
+  logic             rv_q, rv_d;   // the RAM's read register holds a word
+  logic [Width-1:0] out_q;
+  logic             pop, rd_taken, move;
+
+  assign out_valid_o = ov_q || rv_q;
+  assign out_data_o  = ov_q ? out_q : rdata_i;
+  assign pop         = out_valid_o && out_ready_i;
+
+  // The RAM has no reset: while rst_ni is low, which in simulation includes the first clock edges
+  // before the asynchronous reset has acted on the random initial state, no read is issued.
+  assign re_o     = rst_ni && avail_i && !ov_q;
+  // rd's word leaves through the output (out_q empty), or moves to out_q because the read of this
+  // cycle replaces it.
+  assign rd_taken = pop && !ov_q;
+  assign move     = rv_q && !ov_q && !pop && re_o;
+
+  assign ov_d = ov_q ? !pop : move;
+  assign rv_d = re_o || (rv_q && !rd_taken);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ov_q <= 1'b0;
+      rv_q <= 1'b0;
+    end else begin
+      ov_q <= ov_d;
+      rv_q <= rv_d;
+    end
+  end
+
+  // Data only: read only while ov_q says it holds a word.
+  always_ff @(posedge clk_i) begin
+    if (move) begin
+      out_q <= rdata_i;
+    end
+  end
+
+  assign stage_cnt_o      = 2'(ov_q) + 2'(rv_q);
+  assign stage_order_ok_o = !ov_q || rv_q;
+
+endmodule
