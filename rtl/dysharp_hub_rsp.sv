@@ -172,9 +172,12 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   assign credit_ok_o = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
 
-  dysharp_fifo #(
-    .Width ($bits(pay_beat_t)),
-    .Depth (PayDepth)
+  // A dysharp_fifo_ram that falls through when empty: a beat pushed into an empty FIFO is on the
+  // output stage's input in the next cycle, as from a flip-flop FIFO.
+  dysharp_fifo_ram #(
+    .Width       ($bits(pay_beat_t)),
+    .Depth       (PayDepth),
+    .FallThrough (1'b1)
   ) u_pay_fifo (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
