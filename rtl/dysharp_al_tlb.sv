@@ -109,12 +109,19 @@ module dysharp_al_tlb #(
     assign fl_free[w] = !valid_q[ent_f(fl_set, way_t'(w))];
   end
 
-  // The lowest free way: its one-hot bit is free & -free, encoded by an OR of the way numbers.
-  // The mapped netlist still ripples the increment's carry through 4-input gates (138 cell
-  // levels at 512 ways, docs/area.md); a log-depth prefix OR is the next step.
-  logic [Ways-1:0] fl_low;
+  // The lowest free way: a free way with no free way below it. "Some free way at or below w" is a
+  // prefix OR in log2(Ways) doubling steps (incl |= incl << 2^k), not a carry chain (free & -free
+  // mapped to a 4-input ripple of 138 cell levels at 512 ways, docs/area.md); the one-hot result
+  // is encoded by an OR of the way numbers.
+  logic [Ways-1:0] fl_low, fl_incl;
   way_t            fl_low_way;
-  assign fl_low   = fl_free & (~fl_free + Ways'(1));
+  always_comb begin
+    fl_incl = fl_free;
+    for (int unsigned k = 1; k < Ways; k = k * 2) begin
+      fl_incl = fl_incl | (fl_incl << k);
+    end
+  end
+  assign fl_low   = fl_free & ~(fl_incl << 1);
   assign fl_found = |fl_free;
 
   always_comb begin
