@@ -27,8 +27,9 @@
 //
 // Result engine (requester q, one flit per cycle): when every expected port has answered, the
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
-// banks' and the info RAM's registered outputs are combined in the next (stage C:
-// dysharp_reduce_acc) and pushed to a small output FIFO. flit0 is RSP_ERROR with the code of the
+// banks' and the info RAM's registered outputs are combined in the next (stage C: flit0, and the
+// first of the AccStages pipeline stages of dysharp_reduce_acc for a payload flit), and the flit
+// is pushed to a small output FIFO AccStages - 1 cycles later. flit0 is RSP_ERROR with the code of the
 // lowest-numbered failed port if any
 // port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
@@ -55,7 +56,8 @@ module dysharp_reduce_unit
 #(
   parameter int unsigned NumPorts   = 8,
   parameter int unsigned RedEntries = 256, // 32 per requester at 8 ports: 64 KB of partials per port
-  parameter int unsigned RedTimeout = 65536 // cycles a partial may be missing (0 = wait for ever)
+  parameter int unsigned RedTimeout = 65536, // cycles a partial may be missing (0 = wait for ever)
+  parameter int unsigned AccStages  = 2     // pipeline stages of a payload flit's reduction
 ) (
   input  logic                                clk_i,
   // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
@@ -101,7 +103,7 @@ module dysharp_reduce_unit
   localparam int unsigned AddrW  = (Depth > 1) ? $clog2(Depth) : 1;
   localparam int unsigned InfoD  = (Share > 1) ? Share : 2;        // the RAM needs two words
   localparam int unsigned InfoAW = (InfoD > 1) ? $clog2(InfoD) : 1;
-  localparam int unsigned OutD   = 4;                              // output FIFO (flits)
+  localparam int unsigned OutD   = 3 + AccStages;                  // output FIFO (flits)
   localparam bit          TmoOn  = RedTimeout != 0;
   localparam int unsigned EpochLen = TmoOn ? (RedTimeout + 1) / 2 : 1;   // cycles per age tick
   localparam int unsigned EpochW = (EpochLen > 1) ? $clog2(EpochLen) : 1;
@@ -467,12 +469,16 @@ module dysharp_reduce_unit
     idx_t                rd_i;
     logic [$clog2(OutD+1)-1:0] fifo_usage;
 
-    // Stage C: the op whose RAM data is on the banks' outputs.
+    // Stage C: the op whose RAM data is on the banks' outputs. Its flit leaves the reduction
+    // pipeline AccStages - 1 cycles later (stage O; flit0, last, valid carried alongside).
     logic                c_v_q, c_hdr_q, c_last_q;
     flit_t [NumPorts-1:0] b_rdata;
     info_t               info_rdata;
     hdr_t                f0;
     flit_t               payload;
+    logic                o_v, o_hdr, o_last;
+    flit_t               o_f0;
+    logic [$clog2(AccStages+1)-1:0] acc_infl;     // ops in stage C and the reduction pipeline
 
     // Ready: every expected port has answered (a result, or the end of a quarantine), or old
     // with no partial half received (a timeout, or a quarantine that expires).
@@ -483,8 +489,9 @@ module dysharp_reduce_unit
       end
     end
 
-    // Credits: the op in stage C and the FIFO's words must leave room for this one.
-    assign can_issue = 32'(fifo_usage) + 32'(c_v_q) < OutD;
+    // Credits: the ops in stage C and the reduction pipeline and the FIFO's words must leave
+    // room for this one.
+    assign can_issue = 32'(fifo_usage) + 32'(acc_infl) < OutD;
     assign pick_v    = !busy_q && (|rdy) && can_issue;
 
     // What the picked entry needs: its result, a timeout answer, or (quarantined) only its free.
@@ -637,10 +644,13 @@ module dysharp_reduce_unit
       f0.hcc = hcc_f(flit_t'(f0));
     end
 
-    // A payload flit: the expected ports' stored flits reduced in ascending port order.
+    // A payload flit: the expected ports' stored flits reduced in ascending port order, in
+    // AccStages pipeline stages.
     dysharp_reduce_acc #(
-      .NumPorts (NumPorts)
+      .NumPorts (NumPorts),
+      .Stages   (AccStages)
     ) u_acc (
+      .clk_i     (clk_i),
       .dtype_i   (info_rdata.dtype),
       .rop_i     (info_rdata.rop),
       .acc_i     (info_rdata.acc),
@@ -649,6 +659,50 @@ module dysharp_reduce_unit
       .payload_o (payload)
     );
 
+    // What goes with the flit through the reduction pipeline: valid, flit0 (computed in stage C,
+    // from the cur_* registers a new entry overwrites), last.
+    if (AccStages > 1) begin : g_acc_pipe
+      logic [AccStages-2:0] pv_q, ph_q, pl_q;
+      flit_t                pf_q [AccStages-1];
+      always_ff @(posedge clk_i or negedge rst_ni) begin
+        if (!rst_ni) begin
+          pv_q <= '0;
+        end else begin
+          pv_q[0] <= c_v_q;
+          for (int unsigned s = 1; s < AccStages - 1; s++) begin
+            pv_q[s] <= pv_q[s-1];
+          end
+        end
+      end
+      // Data only: read while the matching pv_q bit is set.
+      always_ff @(posedge clk_i) begin
+        ph_q[0] <= c_hdr_q;
+        pl_q[0] <= c_last_q;
+        pf_q[0] <= flit_t'(f0);
+        for (int unsigned s = 1; s < AccStages - 1; s++) begin
+          ph_q[s] <= ph_q[s-1];
+          pl_q[s] <= pl_q[s-1];
+          pf_q[s] <= pf_q[s-1];
+        end
+      end
+      assign o_v    = pv_q[AccStages-2];
+      assign o_hdr  = ph_q[AccStages-2];
+      assign o_last = pl_q[AccStages-2];
+      assign o_f0   = pf_q[AccStages-2];
+      always_comb begin
+        acc_infl = $bits(acc_infl)'(c_v_q);
+        for (int unsigned s = 0; s < AccStages - 1; s++) begin
+          acc_infl = acc_infl + $bits(acc_infl)'(pv_q[s]);
+        end
+      end
+    end else begin : g_acc_comb
+      assign o_v      = c_v_q;
+      assign o_hdr    = c_hdr_q;
+      assign o_last   = c_last_q;
+      assign o_f0     = flit_t'(f0);
+      assign acc_infl = $bits(acc_infl)'(c_v_q);
+    end
+
     logic [FlitBits:0] out_word;
     dysharp_fifo #(
       .Width (FlitBits + 1),
@@ -656,9 +710,9 @@ module dysharp_reduce_unit
     ) u_out (
       .clk_i       (clk_i),
       .rst_ni      (rst_ni),
-      .in_valid_i  (c_v_q),
+      .in_valid_i  (o_v),
       .in_ready_o  (fifo_in_ready),
-      .in_data_i   ({c_last_q, c_hdr_q ? flit_t'(f0) : payload}),
+      .in_data_i   ({o_last, o_hdr ? o_f0 : payload}),
       .out_valid_o (res_valid_o[q]),
       .out_ready_i (res_ready_i[q]),
       .out_data_o  (out_word),
@@ -670,7 +724,7 @@ module dysharp_reduce_unit
 `ifndef SYNTHESIS
     // The credit rule keeps room for every op in flight.
     a_fifo_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        c_v_q |-> fifo_in_ready)
+        o_v |-> fifo_in_ready)
       else $error("reduce_unit: result FIFO %0d overflows", q);
     // The tag of a result is read from the keys: the entry must still hold it in stage C, so an
     // entry is never reallocated within a cycle of its last flit's issue.

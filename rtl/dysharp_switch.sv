@@ -35,7 +35,8 @@ module dysharp_switch
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
   parameter int unsigned XpDepth        = 128,
-  parameter int unsigned RedTimeout     = 65536 // cycles a partial may be missing (0 = no limit)
+  parameter int unsigned RedTimeout     = 65536, // cycles a partial may be missing (0 = no limit)
+  parameter int unsigned RedAccStages   = 2     // pipeline stages of a result flit's reduction
 ) (
   input  logic                                clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
@@ -500,7 +501,8 @@ module dysharp_switch
   dysharp_reduce_unit #(
     .NumPorts   (NumPorts),
     .RedEntries (RedEntries),
-    .RedTimeout (RedTimeout)
+    .RedTimeout (RedTimeout),
+    .AccStages  (RedAccStages)
   ) u_reduce (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),

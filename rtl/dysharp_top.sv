@@ -19,7 +19,8 @@ module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned TlbWays        = 512,
   parameter int unsigned XpDepth        = 128,  // flits: 8 packets per crosspoint queue
   parameter int unsigned MemLines       = 4,    // 16-byte lines per hub memory beat
-  parameter int unsigned RedTimeout     = 65536 // switch: cycles a partial may be missing (0: none)
+  parameter int unsigned RedTimeout     = 65536, // switch: cycles a partial may be missing (0: none)
+  parameter int unsigned RedAccStages   = 2     // switch: pipeline stages of a result's reduction
 ) (
   input  logic                              clk_i,
   // Asynchronous reset; also read as data where a memory's ports are held idle in reset
@@ -106,7 +107,8 @@ module dysharp_top import dysharp_pkg::*; #(
     .NumGroups      (NumGroups),
     .RedEntries     (RedEntries),
     .XpDepth        (XpDepth),
-    .RedTimeout     (RedTimeout)
+    .RedTimeout     (RedTimeout),
+    .RedAccStages   (RedAccStages)
   ) u_switch (
     .clk_i                (clk_i),
     .rst_ni               (rst_ni),
