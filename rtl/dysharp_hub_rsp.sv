@@ -1,15 +1,12 @@
 // dysharp_hub_rsp: the read response stage of the hub (docs/architecture.md, "dysharp_hub";
 // spec §9).
 //
-// Read beats return in order, one per read; each pops the oldest read tag of the issue stage as
-// it arrives, and both are registered (rsp_v_q, rsp_d_q, tag_q). By the tag: the walk word goes
-// back to the issue stage in the next cycle (walk_rsp_o); raw data (RSP_READ) goes to the payload
-// FIFO; load-reduce lines are accumulated in f32 lanes (dysharp_fp_pkg, MemLines lines per cycle,
+// Read beats return in order, one per read; each is registered (rsp_v_q, rsp_d_q) and paired
+// with the oldest read tag of the issue stage, which it pops. By the tag: the walk word goes back
+// to the issue stage in that cycle (walk_rsp_o); raw data (RSP_READ) goes to the payload FIFO;
+// load-reduce lines are accumulated in f32 lanes (dysharp_fp_pkg, MemLines lines per cycle,
 // targets in list order) into per-line accumulators, and the finished lines of the last input go
-// to the payload FIFO. The accumulators are MemLines dysharp_ram_1r1w banks (line l in bank
-// l % MemLines, word l / MemLines), read as the beat arrives (the tag gives its line) so that the
-// registered read meets the registered beat; a beat that reads the row the beat before it
-// writes (the next input of the same lines) takes the written value from a bypass register. The hub always takes read data: the issue stage takes a credit for every
+// to the payload FIFO. The hub always takes read data: the issue stage takes a credit for every
 // read that will push a payload beat (credit_ok_o: the FIFO's words and the credits in flight
 // leave room).
 
@@ -49,26 +46,13 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   localparam int unsigned PayCntW = $clog2(PayDepth + 1);
 
-  // Accumulator banks: rows of MemLines lines.
-  localparam int unsigned AccRows  = (MaxLen + MemLines - 1) / MemLines;
-  localparam int unsigned AccDepth = (AccRows < 2) ? 2 : AccRows;
-  localparam int unsigned AccAw    = $clog2(AccDepth);
-  typedef logic [AccAw-1:0] acc_row_t;
-
   logic                    rsp_v_q;
   logic [128*MemLines-1:0] rsp_d_q;
-  rd_tag_t                 tag_q;            // the registered beat's tag
-  acc_row_t                acc_rrow;         // row the arriving beat reads
-  acc_row_t                acc_row;          // row of the registered beat
-  logic [FpAccBits-1:0]    acc_old [MemLines];
-  logic [FpAccBits-1:0]    acc_rdata [MemLines];
+  logic [FpAccBits-1:0]    acc_q [MaxLen];
   logic [FpAccBits-1:0]    acc_new [MemLines];
   flit_t                   acc_fin [MemLines];
+  line_t                   acc_idx [MemLines];
   logic                    acc_we;
-  // Bypass: the lines written in the previous cycle (a RAM read in that cycle returned the old).
-  logic [MemLines-1:0]     byp_v_q;
-  acc_row_t                byp_row_q;
-  logic [FpAccBits-1:0]    byp_q [MemLines];
 
   logic                    pay_push, pay_space;
   pay_beat_t               pay_in;
@@ -76,79 +60,62 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   logic [PayCntW-1:0]      pay_infl_q, pay_infl_d;   // credits taken, beat not pushed yet
 
   assign mem_rsp_ready_o = 1'b1;
-  assign tag_ready_o     = mem_rsp_valid_i;
+  assign tag_ready_o     = rsp_v_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rsp_v_q <= 1'b0;
-      byp_v_q <= '0;
     end else begin
       rsp_v_q <= mem_rsp_valid_i;
-      for (int unsigned i = 0; i < MemLines; i++) begin
-        byp_v_q[i] <= acc_we && (i < 32'(tag_q.n));
-      end
     end
   end
 
   always_ff @(posedge clk_i) begin
     if (mem_rsp_valid_i) begin
       rsp_d_q <= mem_rsp_i.rdata;
-      tag_q   <= tag_i;
-    end
-    if (acc_we) begin
-      byp_row_q <= acc_row;
-      byp_q     <= acc_new;
     end
   end
 
   // The walk's line (line 0 of its beat).
-  assign walk_rsp_o  = rsp_v_q && (tag_q.kind == RdWalk);
+  assign walk_rsp_o  = rsp_v_q && (tag_i.kind == RdWalk);
   assign walk_line_o = rsp_d_q[127:0];
-
-  // The arriving beat's row (its lines start at a multiple of MemLines), and the registered one's.
-  assign acc_rrow = acc_row_t'(32'(tag_i.line) / MemLines);
-  assign acc_row  = acc_row_t'(32'(tag_q.line) / MemLines);
-
-  for (genvar b = 0; b < MemLines; b++) begin : g_acc_bank
-    dysharp_ram_1r1w #(
-      .Width (FpAccBits),
-      .Depth (AccDepth)
-    ) u_ram (
-      .clk_i   (clk_i),
-      .we_i    (rst_ni && acc_we && (b < 32'(tag_q.n))),
-      .waddr_i (acc_row),
-      .wdata_i (acc_new[b]),
-      .re_i    (rst_ni && mem_rsp_valid_i),
-      .raddr_i (acc_rrow),
-      .rdata_o (acc_rdata[b])
-    );
-    assign acc_old[b] = (byp_v_q[b] && byp_row_q == acc_row) ? byp_q[b] : acc_rdata[b];
-  end
 
   // f32 lane accumulation of load-reduce lines (targets in list order, spec §9), one lane group
   // per line of the beat. Lines past the beat's count are not computed (left zero).
   always_comb begin
     logic first_in;
-    first_in = tag_q.kind inside {RdFinInit, RdAccInit};
+    first_in = tag_i.kind inside {RdFinInit, RdAccInit};
     for (int unsigned i = 0; i < MemLines; i++) begin
+      acc_idx[i] = line_t'(32'(tag_i.line) + i);
       acc_new[i] = '0;
       acc_fin[i] = '0;
-      if (rsp_v_q && i < 32'(tag_q.n) && !(tag_q.kind inside {RdWalk, RdRaw})) begin
-        acc_new[i] = first_in ? fp_acc_init(tag_q.dtype, rsp_d_q[128*i +: 128]) :
-                                fp_acc_step(tag_q.dtype, tag_q.rop, tag_q.native,
-                                            acc_old[i], rsp_d_q[128*i +: 128]);
-        acc_fin[i] = fp_acc_finish(tag_q.dtype, acc_new[i]);
+      if (rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw})) begin
+        acc_new[i] = first_in ? fp_acc_init(tag_i.dtype, rsp_d_q[128*i +: 128]) :
+                                fp_acc_step(tag_i.dtype, tag_i.rop, tag_i.native,
+                                            acc_q[acc_idx[i]], rsp_d_q[128*i +: 128]);
+        acc_fin[i] = fp_acc_finish(tag_i.dtype, acc_new[i]);
       end
     end
   end
 
-  assign acc_we   = rsp_v_q && (tag_q.kind inside {RdAccInit, RdAccStep});
-  assign pay_push = rsp_v_q && (tag_q.kind inside {RdRaw, RdFinInit, RdFinStep});
+  assign acc_we   = rsp_v_q && (tag_i.kind inside {RdAccInit, RdAccStep});
+  assign pay_push = rsp_v_q && (tag_i.kind inside {RdRaw, RdFinInit, RdFinStep});
 
   always_comb begin
-    pay_in.n = tag_q.n;
+    pay_in.n = tag_i.n;
     for (int unsigned i = 0; i < MemLines; i++) begin
-      pay_in.data[128*i +: 128] = (tag_q.kind == RdRaw) ? rsp_d_q[128*i +: 128] : acc_fin[i];
+      pay_in.data[128*i +: 128] = (tag_i.kind == RdRaw) ? rsp_d_q[128*i +: 128] : acc_fin[i];
+    end
+  end
+
+  // Accumulators (data only: each is written by a reduction's first input before it is read).
+  always_ff @(posedge clk_i) begin
+    if (acc_we) begin
+      for (int unsigned i = 0; i < MemLines; i++) begin
+        if (i < 32'(tag_i.n)) begin
+          acc_q[acc_idx[i]] <= acc_new[i];
+        end
+      end
     end
   end
 
@@ -172,12 +139,9 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   assign credit_ok_o = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
 
-  // A dysharp_fifo_ram that falls through when empty: a beat pushed into an empty FIFO is on the
-  // output stage's input in the next cycle, as from a flip-flop FIFO.
-  dysharp_fifo_ram #(
-    .Width       ($bits(pay_beat_t)),
-    .Depth       (PayDepth),
-    .FallThrough (1'b1)
+  dysharp_fifo #(
+    .Width ($bits(pay_beat_t)),
+    .Depth (PayDepth)
   ) u_pay_fifo (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
@@ -196,14 +160,13 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
 `ifndef SYNTHESIS
   // Memory read data only for an outstanding read, and every beat has its tag.
+  a_rsp_has_tag: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    rsp_v_q |-> tag_valid_i);
   a_mem_rsp_outstanding: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mem_rsp_valid_i |-> tag_valid_i && tag_usage_i != '0);
-  // A beat's lines start a row of the accumulator banks.
-  a_acc_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mem_rsp_valid_i |-> 32'(tag_i.line) % MemLines == 0);
+    mem_rsp_valid_i |-> 32'(tag_usage_i) > 32'(rsp_v_q));
   // A walk is one line.
   a_walk_line: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    walk_rsp_o |-> 32'(tag_q.n) == 1);
+    walk_rsp_o |-> 32'(tag_i.n) == 1);
   // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.
   a_credit: assert property (@(posedge clk_i) disable iff (!rst_ni)
     32'(pay_usage) + 32'(pay_infl_q) <= PayDepth);

@@ -12,11 +12,9 @@
 //!   lines) and every response packet is compared with `dysharp_sim::hub::Hub`, and at the end
 //!   the TLB and error counters.
 //! - RAM-backed FIFO (`fifo_ram`: 16-bit words, Depth 8; `fifo_ram_d2`: Depth 2, the flip-flop
-//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128; `fifo_ram_ft`: Depth 8 with
-//!   FallThrough, as the hub's payload FIFO): random valid/ready and data
+//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128): random valid/ready and data
 //!   against a `VecDeque`, every cycle: `usage_o`, `in_ready_o`, `out_valid_o` (exactly: the head
-//!   word is shown from its push cycle + 2, + 1 for the fallback and a word that falls through,
-//!   on) and `out_data_o`; and full
+//!   word is shown from its push cycle + 2, + 1 for the fallback, on) and `out_data_o`; and full
 //!   throughput with both sides always on, from empty and from full.
 //!
 //! Every test is seeded. A failure prints the seed and the command that re-runs it;
@@ -1891,7 +1889,7 @@ fn hub_m4_dyn_st_line_rate() {
 // =================================================================================================
 
 /// The `dysharp_fifo_ram` benches.
-const FIFOS: [&str; 4] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp", "fifo_ram_ft"];
+const FIFOS: [&str; 3] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp"];
 
 /// A FIFO word of up to 256 bits: bits 0..128 and 128..256.
 type Word = (u128, u128);
@@ -1915,12 +1913,9 @@ struct FifoBench {
     width: usize,
     depth: usize,
     /// Cycles from a push to the first cycle its word can be at the output: 2 through the RAM,
-    /// 1 for the flip-flop fallback (Depth < 4) and for a word that falls through.
+    /// 1 for the flip-flop fallback (Depth < 4).
     latency: u64,
-    /// FallThrough: a word pushed while the FIFO holds nothing else after this cycle's pop skips
-    /// the RAM (latency 1).
-    fall_through: bool,
-    /// The words held, oldest first, with the first cycle each can be at the output.
+    /// The words held, oldest first, with the cycle each was pushed.
     held: VecDeque<(Word, u64)>,
     /// The word offered on the input; held until accepted (the producer's obligation).
     offer: Option<Word>,
@@ -1951,7 +1946,6 @@ impl FifoBench {
         let sim = open(model, seed)?;
         let width = sim.param_or("Width", 8);
         let depth = sim.param_or("Depth", 2);
-        let fall_through = depth >= 4 && sim.param_or("FallThrough", 0) != 0;
         if width > 256 {
             return Err(format!(
                 "bench expects Width <= 256 (model {model}: {width})"
@@ -1972,8 +1966,7 @@ impl FifoBench {
             p,
             width,
             depth,
-            latency: if depth >= 4 && !fall_through { 2 } else { 1 },
-            fall_through,
+            latency: if depth >= 4 { 2 } else { 1 },
             held: VecDeque::new(),
             offer: None,
             now: 0,
@@ -2064,10 +2057,11 @@ impl FifoBench {
                 self.depth
             )
         })?;
-        let want_valid = self.held.front().is_some_and(|&(_, t)| t <= cyc);
+        let lat = self.latency;
+        let want_valid = self.held.front().is_some_and(|&(_, t)| t + lat <= cyc);
         ensure(out_valid == want_valid, || {
             format!(
-                "cycle {cyc}: out_valid_o {out_valid}, expected {want_valid} (head due in cycle {:?})",
+                "cycle {cyc}: out_valid_o {out_valid}, expected {want_valid} (head pushed in cycle {:?}, latency {lat})",
                 self.held.front().map(|&(_, t)| t)
             )
         })?;
@@ -2088,9 +2082,7 @@ impl FifoBench {
             self.pops += 1;
         }
         if let (true, Some(w)) = (pushed, offer) {
-            let through = self.fall_through && self.held.is_empty();
-            let lat = if through || self.depth < 4 { 1 } else { 2 };
-            self.held.push_back((w, cyc + lat));
+            self.held.push_back((w, cyc));
             self.offer = None;
             self.pushes += 1;
         }
