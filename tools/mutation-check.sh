@@ -46,8 +46,18 @@ mutations=(
   "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
   # A RAM-backed queue (crosspoints) that lets its output register go while the output is
   # stalled: the queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it.
-  "xp_keep|rtl/dysharp_fifo_ram.sv|s/ov_d = ov_q \? !pop : move;/ov_d = ov_q ? 1'b0 : move;/|$dynamic top_p4_static"
+  # (The read side is dysharp_ram_prefetch, shared by the crosspoint queues and the parsers'
+  # tail buffers.)
+  "xp_keep|rtl/dysharp_ram_prefetch.sv|s/ov_d = ov_q \? !pop : move;/ov_d = ov_q ? 1'b0 : move;/|$dynamic top_p4_static"
+  # A parser tail buffer that starts reading a frame only after its check stage: its first tail
+  # flit is one cycle late (the forwarders' and the parser's own stream checks see it).
+  "tail_early|rtl/dysharp_parser.sv|s/ \x7c\x7c \(chk_good && \(chk_ntail_q != '0\)\);/;/|$dynamic top_p4_static"
   "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_idx\[i\] = line_t'\(32'\(tag_i.line\) \+ i\);/acc_idx[i] = tag_i.line;/|top_p8 top_p16"
+  # The reduction pipeline's flits not counted in the result FIFO's credits: it overflows when
+  # the requester's stream stalls.
+  "acc_credit|rtl/dysharp_reduce_unit.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
+  # The AL-TLB fill's lowest free way: the prefix OR taken without the shift (no way qualifies).
+  "tlb_free|rtl/dysharp_al_tlb.sv|s/fl_free & ~\(fl_incl << 1\)/fl_free \& ~fl_incl/|$tops"
 )
 
 survived=0
