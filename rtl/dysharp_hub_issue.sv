@@ -518,6 +518,10 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // The job in flight belongs to a received packet.
   a_job_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
     is_q != IsIdle |-> full_i[job_slot_q]);
+  // A data beat starts at a multiple of MemLines: its lines are one row of the receive stage's
+  // payload buffer (and of the response stage's accumulators).
+  a_line_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    is_q == IsLines |-> 32'(line_q) % MemLines == 0);
   // An allocation never exceeds SlotsPerExpert.
   a_alloc_bound: assert property (@(posedge clk_i) disable iff (!rst_ni)
     ctr_inc |-> !ctr_full);

@@ -48,10 +48,14 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   logic                    rsp_v_q;
   logic [128*MemLines-1:0] rsp_d_q;
-  logic [FpAccBits-1:0]    acc_q [MaxLen];
+  // Accumulators in rows of MemLines lines (a beat's lines start at a multiple of MemLines): each
+  // lane reads and writes its own column, a multiplexer over the rows, not over every line.
+  localparam int unsigned AccRows = (MaxLen + MemLines - 1) / MemLines;
+  logic [FpAccBits-1:0]    acc_q [AccRows][MemLines];
   logic [FpAccBits-1:0]    acc_new [MemLines];
   flit_t                   acc_fin [MemLines];
-  line_t                   acc_idx [MemLines];
+  localparam int unsigned AccRowW = (AccRows > 1) ? $clog2(AccRows) : 1;
+  logic [AccRowW-1:0]      acc_row;
   logic                    acc_we;
 
   logic                    pay_push, pay_space;
@@ -82,17 +86,18 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   // f32 lane accumulation of load-reduce lines (targets in list order, spec §9), one lane group
   // per line of the beat. Lines past the beat's count are not computed (left zero).
+  assign acc_row = $bits(acc_row)'(32'(tag_i.line) / MemLines);
+
   always_comb begin
     logic first_in;
     first_in = tag_i.kind inside {RdFinInit, RdAccInit};
     for (int unsigned i = 0; i < MemLines; i++) begin
-      acc_idx[i] = line_t'(32'(tag_i.line) + i);
       acc_new[i] = '0;
       acc_fin[i] = '0;
       if (rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw})) begin
         acc_new[i] = first_in ? fp_acc_init(tag_i.dtype, rsp_d_q[128*i +: 128]) :
                                 fp_acc_step(tag_i.dtype, tag_i.rop, tag_i.native,
-                                            acc_q[acc_idx[i]], rsp_d_q[128*i +: 128]);
+                                            acc_q[acc_row][i], rsp_d_q[128*i +: 128]);
         acc_fin[i] = fp_acc_finish(tag_i.dtype, acc_new[i]);
       end
     end
@@ -113,7 +118,7 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
     if (acc_we) begin
       for (int unsigned i = 0; i < MemLines; i++) begin
         if (i < 32'(tag_i.n)) begin
-          acc_q[acc_idx[i]] <= acc_new[i];
+          acc_q[acc_row][i] <= acc_new[i];
         end
       end
     end
@@ -165,6 +170,9 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   a_mem_rsp_outstanding: assert property (@(posedge clk_i) disable iff (!rst_ni)
     mem_rsp_valid_i |-> 32'(tag_usage_i) > 32'(rsp_v_q));
   // A walk is one line.
+  // A beat's lines start a row of the accumulators.
+  a_acc_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    rsp_v_q |-> 32'(tag_i.line) % MemLines == 0);
   a_walk_line: assert property (@(posedge clk_i) disable iff (!rst_ni)
     walk_rsp_o |-> 32'(tag_i.n) == 1);
   // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.

@@ -65,7 +65,13 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // target lists and the AL fields (AIdx, offset, range check) are in gen_al below.
   hub_req_t            slot_req_q  [NumSlots];
   flit_t               slot_be_q   [NumSlots];
-  flit_t               slot_pay_q  [NumSlots][MaxLen];
+  // Payloads in rows of MemLines lines: the issue stage reads one row per cycle (its beat's lines
+  // start at a multiple of MemLines), so each lane's read is a NumSlots x PayRows multiplexer, not
+  // one over every line of every buffer.
+  localparam int unsigned PayRows = (MaxLen + MemLines - 1) / MemLines;
+  localparam int unsigned PayRowW = (PayRows > 1) ? $clog2(PayRows) : 1;
+  localparam int unsigned PayColW = (MemLines > 1) ? $clog2(MemLines) : 1;
+  flit_t               slot_pay_q  [NumSlots][PayRows][MemLines];
   logic [NumSlots-1:0] full_q, full_d;   // packet completely received, not yet released
 
   slot_t             rx_slot_q, rx_slot_d;
@@ -186,7 +192,8 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
       slot_be_q[rx_slot_q] <= req_data_i;
     end
     if (rx_wr_pay) begin
-      slot_pay_q[rx_slot_q][line_t'(rx_cnt_q)] <= req_data_i;
+      slot_pay_q[rx_slot_q][PayRowW'(32'(rx_cnt_q) / MemLines)]
+                [PayColW'(32'(rx_cnt_q) % MemLines)] <= req_data_i;
     end
   end
 
@@ -250,7 +257,8 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   always_comb begin
     for (int unsigned i = 0; i < MemLines; i++) begin
-      job_pay_o[128*i +: 128] = slot_pay_q[job_slot_i][line_t'(32'(job_line_i) + i)];
+      job_pay_o[128*i +: 128] = slot_pay_q[job_slot_i][PayRowW'(32'(job_line_i) / MemLines)]
+                                          [PayColW'(i)];
     end
   end
 
