@@ -52,7 +52,11 @@ mutations=(
   # A parser tail buffer that starts reading a frame only after its check stage: its first tail
   # flit is one cycle late (the forwarders' and the parser's own stream checks see it).
   "tail_early|rtl/dysharp_parser.sv|s/ \x7c\x7c \(chk_good && \(chk_ntail_q != '0\)\);/;/|$dynamic top_p4_static"
-  "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_idx\[i\] = line_t'\(32'\(tag_i.line\) \+ i\);/acc_idx[i] = tag_i.line;/|top_p8 top_p16"
+  # Every beat of a load-reduce accumulated into the first row of accumulators (a wrong row
+  # index; equivalent to the design where a reduction is one row, as on top_p4's single lines).
+  "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_row = .bits\(acc_row\)'\(32'\(tag_i.line\) \/ MemLines\);/acc_row = '0;/|top_p8 top_p16"
+  # The payload buffer's row read from the job's first row whatever its line.
+  "pay_row|rtl/dysharp_hub_rx.sv|s/\[job_slot_i\]\[PayRowW'\(32'\(job_line_i\) \/ MemLines\)\]/[job_slot_i]['0]/|$tops"
   # The reduction pipeline's flits not counted in the result FIFO's credits: it overflows when
   # the requester's stream stalls.
   "acc_credit|rtl/dysharp_reduce_unit.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
