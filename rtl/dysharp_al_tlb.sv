@@ -68,6 +68,17 @@ module dysharp_al_tlb #(
     return (32'(w) + 1 >= Ways) ? '0 : w + way_t'(1);
   endfunction
 
+  // The number of the way a one-hot (or all-zero) vector names: an OR of the set bits' numbers,
+  // no priority chain.
+  function automatic way_t onehot_way_f(input logic [Ways-1:0] oh);
+    way_t w;
+    w = '0;
+    for (int unsigned i = 0; i < Ways; i++) begin
+      w = w | (oh[i] ? way_t'(i) : '0);
+    end
+    return w;
+  endfunction
+
   // ---------------------------------------------------------------------------------------------
   // Lookup: compare the ways of the key's set (an entry of another set never holds this AIdx).
   // ---------------------------------------------------------------------------------------------
@@ -84,13 +95,8 @@ module dysharp_al_tlb #(
                          (key_q[ent_f(lk_set, way_t'(w))] == lk_key);
   end
 
-  // The matching way (at most one matches): an OR of the matching ways' numbers.
-  always_comb begin
-    lk_way = '0;
-    for (int unsigned w = 0; w < Ways; w++) begin
-      lk_way = lk_way | (lk_match[w] ? way_t'(w) : '0);
-    end
-  end
+  // The matching way (at most one matches).
+  assign lk_way = onehot_way_f(lk_match);
 
   assign lookup_hit_o = |lk_match;
 
@@ -111,10 +117,8 @@ module dysharp_al_tlb #(
 
   // The lowest free way: a free way with no free way below it. "Some free way at or below w" is a
   // prefix OR in log2(Ways) doubling steps (incl |= incl << 2^k), not a carry chain (free & -free
-  // mapped to a 4-input ripple of 138 cell levels at 512 ways, docs/area.md); the one-hot result
-  // is encoded by an OR of the way numbers.
+  // mapped to a 4-input ripple of 138 cell levels at 512 ways, docs/area.md).
   logic [Ways-1:0] fl_low, fl_incl;
-  way_t            fl_low_way;
   always_comb begin
     fl_incl = fl_free;
     for (int unsigned k = 1; k < Ways; k = k * 2) begin
@@ -124,14 +128,7 @@ module dysharp_al_tlb #(
   assign fl_low   = fl_free & ~(fl_incl << 1);
   assign fl_found = |fl_free;
 
-  always_comb begin
-    fl_low_way = '0;
-    for (int unsigned w = 0; w < Ways; w++) begin
-      fl_low_way = fl_low_way | (fl_low[w] ? way_t'(w) : '0);
-    end
-  end
-
-  assign fl_way = fl_found ? fl_low_way : rr_q[fl_set];
+  assign fl_way = fl_found ? onehot_way_f(fl_low) : rr_q[fl_set];
 
   assign fl_ent       = ent_f(fl_set, fl_way);
   assign fill_evict_o = fill_i && !fl_found;
