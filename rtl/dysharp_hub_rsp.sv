@@ -169,10 +169,10 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
     rsp_v_q |-> tag_valid_i);
   a_mem_rsp_outstanding: assert property (@(posedge clk_i) disable iff (!rst_ni)
     mem_rsp_valid_i |-> 32'(tag_usage_i) > 32'(rsp_v_q));
-  // A walk is one line.
   // A beat's lines start a row of the accumulators.
   a_acc_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rsp_v_q |-> 32'(tag_i.line) % MemLines == 0);
+  // A walk is one line.
   a_walk_line: assert property (@(posedge clk_i) disable iff (!rst_ni)
     walk_rsp_o |-> 32'(tag_i.n) == 1);
   // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.

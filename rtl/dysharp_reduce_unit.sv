@@ -29,8 +29,8 @@
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
 // banks' and the info RAM's registered outputs are combined in the next (stage C: flit0, and the
 // first of the AccStages pipeline stages of dysharp_reduce_acc for a payload flit), and the flit
-// is pushed to a small output FIFO AccStages - 1 cycles later. flit0 is RSP_ERROR with the code of the
-// lowest-numbered failed port if any
+// is pushed to a small output FIFO AccStages - 1 cycles later. flit0 is RSP_ERROR with the code
+// of the lowest-numbered failed port if any
 // port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
 // dysharp_fp_pkg), so the result does not depend on the order the partials arrived in (§9). The
