@@ -16,7 +16,7 @@ package dysharp_hub_pkg;
   // Packet buffers (receive stage): three keep short packets at line rate.
   localparam int unsigned NumSlots = 3;
   localparam int unsigned SlotW    = $clog2(NumSlots);
-  localparam int unsigned AidxW    = 31;               // AIdx < 2^Log2AlEntries <= 2^31
+  localparam int unsigned AidxW    = MaxLog2AlEntries; // AIdx < 2^Log2AlEntries <= 2^20
   localparam int unsigned LidxW    = 31;               // AL entry bits 30:0
   localparam int unsigned LineW    = $clog2(MaxLen);   // payload line index
   localparam int unsigned TagDepth = 32;               // outstanding read beats
@@ -34,7 +34,7 @@ package dysharp_hub_pkg;
     logic [47:0] al_base;          // ALBase: the AL table
     logic [47:0] data_base;        // DataBase: the expert slots
     logic [4:0]  log2_bsize;       // Log2Bsize: bytes per slot
-    logic [4:0]  log2_al_entries;  // Log2AlEntries: AL entries per expert
+    logic [4:0]  log2_al_entries;  // Log2AlEntries: AL entries per expert, <= MaxLog2AlEntries
     logic [4:0]  log2_slots;       // Log2Slots: slots per expert (SlotsPerExpert)
   } hub_cfg_t;
 

@@ -104,8 +104,12 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     rx_bsize        = 49'(1) << cfg_i.log2_bsize;
     rx_off          = rx_rel & (rx_bsize[47:0] - 48'd1);
     rx_end          = 49'(rx_off) + 49'({rx_hdr.len, 4'b0});
+    // An AIdx of more than AidxW bits is out of range whatever the configuration says (a
+    // Log2AlEntries above MaxLog2AlEntries is not a valid configuration, a_cfg_al_entries): it
+    // would otherwise alias in the AIdx tag.
     rx_rerr         = (rx_hdr.maddr < cfg_i.mbase) ||
-                      ((rx_aidx_full >> cfg_i.log2_al_entries) != '0) || (rx_end > rx_bsize);
+                      ((rx_aidx_full >> cfg_i.log2_al_entries) != '0) ||
+                      ((rx_aidx_full >> AidxW) != '0) || (rx_end > rx_bsize);
   end
 
   always_comb begin
@@ -283,6 +287,10 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   a_req_tcount: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rx_wr_hdr && op_is_dyn(rx_hdr.opcode) |->
       rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets);
+  // The configuration's AIdx range fits the AIdx width (spec §7; the golden model refuses
+  // larger ones).
+  a_cfg_al_entries: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    !DynamicOps || 32'(cfg_i.log2_al_entries) <= AidxW);
   a_req_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
     rx_wr_pay |-> 32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len));
   // Only a full buffer is released, and never the one being received into.

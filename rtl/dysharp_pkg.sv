@@ -7,6 +7,8 @@ package dysharp_pkg;
   localparam int unsigned FlitBits = 128;
   localparam int unsigned TargetsPerFlit = 8;
   localparam int unsigned MaxLen = 16;
+  // Largest Log2AlEntries (spec §7): the width of an AIdx and of the AL-TLB's AIdx tag.
+  localparam int unsigned MaxLog2AlEntries = 20;
   localparam int unsigned NumErrCodes = 14;
   // Codes FirstHubErrCode..LastHubErrCode are the hubs' (detected and counted there);
   // every other code is the switch's.

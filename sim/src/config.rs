@@ -3,6 +3,11 @@
 use crate::packet::Limits;
 use serde::{Deserialize, Serialize};
 
+/// Largest `Log2AlEntries` (spec §7): an AIdx has at most this many bits, the width of the
+/// AL-TLB's AIdx tag (`dysharp_pkg::MaxLog2AlEntries` in the RTL). 2^20 algebraic indices per
+/// expert is 8× the paper's largest dispatch (4096 tokens per GPU on 32 GPUs, 2^17).
+pub const MAX_LOG2_AL_ENTRIES: u32 = 20;
+
 /// Destination-hub configuration, identical on every hub (spec §7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -13,7 +18,7 @@ pub struct HubConfig {
     pub log2_bsize: u32,
     /// Base address of the AL table in GPU memory.
     pub al_base: u64,
-    /// log2 of the AL entries per expert (the AIdx range).
+    /// log2 of the AL entries per expert (the AIdx range), at most [`MAX_LOG2_AL_ENTRIES`].
     pub log2_al_entries: u32,
     /// Base address of the expert data slots.
     pub data_base: u64,
@@ -135,10 +140,15 @@ impl Config {
             return e(format!("group {g} names a port >= {}", self.num_ports));
         }
         let h = &self.hub;
-        if !(4..=30).contains(&h.log2_bsize) || h.log2_al_entries > 31 || h.log2_slots > 31 {
-            return e(
-                "hub log2 sizes out of range (bsize 2^4..2^30, entries and slots <= 2^31)".into(),
-            );
+        if !(4..=30).contains(&h.log2_bsize) || h.log2_slots > 31 {
+            return e("hub log2 sizes out of range (bsize 2^4..2^30, slots <= 2^31)".into());
+        }
+        if h.log2_al_entries > MAX_LOG2_AL_ENTRIES {
+            return e(format!(
+                "log2_al_entries {} above {MAX_LOG2_AL_ENTRIES} (an AIdx has at most \
+                 {MAX_LOG2_AL_ENTRIES} bits, the AL-TLB's tag width)",
+                h.log2_al_entries
+            ));
         }
         if h.tlb_entries > MAX_TLB_ENTRIES {
             return e(format!(

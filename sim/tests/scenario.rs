@@ -1216,6 +1216,16 @@ fn config_products_and_sizes_are_checked() {
         "{}",
     ));
     assert!(e.contains("48-bit address space"), "{e}");
+    // An AIdx of more than 20 bits (the AL-TLB's tag width, spec §7); 20 is the largest.
+    let hub = |l: u32| {
+        format!("{{\"num_ports\": 2, \"experts_per_port\": 2, \"max_targets\": 4, \"hub\": {{\"mbase\": 0, \"log2_bsize\": 14, \"al_base\": 1048576, \"log2_al_entries\": {l}, \"data_base\": 4294967296, \"log2_slots\": 12, \"tlb_entries\": 4, \"tlb_ways\": 4}}}}")
+    };
+    let e = scenario_err(&tiny(&hub(21), "{}"));
+    assert!(
+        e.contains("at `config`") && e.contains("log2_al_entries 21 above 20"),
+        "{e}"
+    );
+    Scenario::from_json("s.json", &tiny(&hub(20), "{}")).expect("log2_al_entries 20 is valid");
 }
 
 #[test]

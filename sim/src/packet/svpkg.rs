@@ -2,6 +2,7 @@
 //! so the RTL and the Rust codec cannot drift (a test compares the committed file).
 
 use super::fields::{self, ALL, FLIT_BITS, MAX_LEN, TARGETS_PER_FLIT};
+use crate::config::MAX_LOG2_AL_ENTRIES;
 use super::{ErrorCode, Opcode};
 use crate::numerics::{AccMode, DType, ReduceOp};
 use std::fmt::Write;
@@ -36,6 +37,11 @@ pub fn render() -> String {
         "  localparam int unsigned TargetsPerFlit = {TARGETS_PER_FLIT};"
     );
     let _ = writeln!(w, "  localparam int unsigned MaxLen = {MAX_LEN};");
+    let _ = writeln!(
+        w,
+        "  // Largest Log2AlEntries (spec §7): the width of an AIdx and of the AL-TLB's AIdx tag.\n  \
+         localparam int unsigned MaxLog2AlEntries = {MAX_LOG2_AL_ENTRIES};"
+    );
     let _ = writeln!(
         w,
         "  localparam int unsigned NumErrCodes = {};",
