@@ -137,7 +137,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   logic [47:0]            res_maddr, res_off;
   aidx_t                  res_aidx;
   slot_t                  job_slot;
-  line_t                  job_line;
+  slot_t                  pay_slot;
+  line_t                  pay_line;
   hub_req_t               job_req;
   logic [47:0]            job_off;
   aidx_t                  job_aidx;
@@ -196,7 +197,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     .res_off_o   (res_off),
     .res_aidx_o  (res_aidx),
     .job_slot_i  (job_slot),
-    .job_line_i  (job_line),
+    .pay_slot_i  (pay_slot),
+    .pay_line_i  (pay_line),
     .job_req_o   (job_req),
     .job_off_o   (job_off),
     .job_aidx_o  (job_aidx),
@@ -257,7 +259,8 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     .res_off_i       (res_off),
     .res_aidx_i      (res_aidx),
     .job_slot_o      (job_slot),
-    .job_line_o      (job_line),
+    .pay_slot_o      (pay_slot),
+    .pay_line_o      (pay_line),
     .job_req_i       (job_req),
     .job_off_i       (job_off),
     .job_aidx_i      (job_aidx),

@@ -37,9 +37,12 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   input  logic [47:0]             res_maddr_i,
   input  logic [47:0]             res_off_i,
   input  aidx_t                   res_aidx_i,
-  // The packet buffer of the job in flight: job_slot_o, payload lines from job_line_o.
+  // The packet buffer of the job in flight: job_slot_o; its payload lines from line_q are
+  // job_pay_i, read from the buffer's RAM at pay_slot_o / pay_line_o (this cycle's next job slot
+  // and line: the read is registered).
   output slot_t                   job_slot_o,
-  output line_t                   job_line_o,
+  output slot_t                   pay_slot_o,
+  output line_t                   pay_line_o,
   input  hub_req_t                job_req_i,
   input  logic [47:0]             job_off_i,
   input  aidx_t                   job_aidx_i,
@@ -194,7 +197,8 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // allocation and AL paths, the allocation counters and the AL error counters compile out.
   assign res_kind    = (DynamicOps || (res_i.kind == JobIdent)) ? res_i.kind : JobNop;
   assign job_slot_o  = job_slot_q;
-  assign job_line_o  = line_q;
+  assign pay_slot_o  = job_slot_d;
+  assign pay_line_o  = line_d;
   assign j_we        = op_is_store(job_req_i.opcode);
   assign j_rdkind    = rd_kind_f(job_req_i.opcode, job_first_q, job_last_q);
   assign j_hpush     = !j_we && (!is_op(job_req_i.opcode, OpDynLdReduce) || job_last_q);
@@ -519,7 +523,8 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   a_job_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
     is_q != IsIdle |-> full_i[job_slot_q]);
   // A data beat starts at a multiple of MemLines: its lines are one row of the receive stage's
-  // payload buffer (and of the response stage's accumulators).
+  // payload banks (read at pay_slot_o / pay_line_o in the cycle before) and of the response
+  // stage's accumulators.
   a_line_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
     is_q == IsLines |-> 32'(line_q) % MemLines == 0);
   // An allocation never exceeds SlotsPerExpert.

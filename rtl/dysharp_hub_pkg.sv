@@ -13,8 +13,9 @@ package dysharp_hub_pkg;
   // Designs without a hub (the switch alone) use none of these (as in dysharp_pkg).
   /* verilator lint_off UNUSEDPARAM */
 
-  // Packet buffers (receive stage): three keep short packets at line rate.
-  localparam int unsigned NumSlots = 3;
+  // Packet buffers (receive stage): three keep short packets at line rate; the fourth makes
+  // the payload banks 16 words deep at MemLines 4 (dysharp_hub_rx), an SRAM macro's least.
+  localparam int unsigned NumSlots = 4;
   localparam int unsigned SlotW    = $clog2(NumSlots);
   localparam int unsigned AidxW    = MaxLog2AlEntries; // AIdx < 2^Log2AlEntries <= 2^20
   localparam int unsigned LidxW    = 31;               // AL entry bits 30:0

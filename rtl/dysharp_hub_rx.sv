@@ -9,9 +9,14 @@
 //
 // The buffers are read by the later stages through combinational read ports, each addressed by
 // that stage's own registers: T0 (target walk), T1 (the TLB key's AIdx), and the issue stage
-// (the job at its start and the job in flight, with MemLines payload lines from job_line_i).
-// A buffer is only read while it is full (and never written then), so reads and writes of the
-// same buffer never meet.
+// (the job at its start and the job in flight). The payloads are the exception: they are
+// MemLines dysharp_ram_1r1w banks (line l of buffer s in bank l % MemLines, word
+// s * PayRows + l / MemLines: 16 words each at the default MemLines 4, the smallest SRAM macro),
+// read with a registered read at the issue stage's next job slot and line (pay_slot_i,
+// pay_line_i, always a multiple of MemLines), so that job_pay_o holds the MemLines lines from
+// the job's line in the cycle the job is there. A buffer is only read while it is full (and never
+// written then), so reads and writes of the same buffer never meet; a read of a buffer that is
+// not full (the next job slot of an idle issue stage) is never used.
 
 module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MaxTargets = 32,
@@ -46,9 +51,11 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   output logic [47:0]             res_maddr_o,
   output logic [47:0]             res_off_o,
   output aidx_t                   res_aidx_o,
-  // Issue, job in flight: buffer job_slot_i, payload lines job_line_i + i at [128*i +: 128].
+  // Issue, job in flight: buffer job_slot_i; payload lines pay_line_i + i of buffer pay_slot_i
+  // at [128*i +: 128] of job_pay_o in the next cycle.
   input  slot_t                   job_slot_i,
-  input  line_t                   job_line_i,
+  input  slot_t                   pay_slot_i,
+  input  line_t                   pay_line_i,
   output hub_req_t                job_req_o,
   output logic [47:0]             job_off_o,
   output aidx_t                   job_aidx_o,
@@ -65,13 +72,11 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // target lists and the AL fields (AIdx, offset, range check) are in gen_al below.
   hub_req_t            slot_req_q  [NumSlots];
   flit_t               slot_be_q   [NumSlots];
-  // Payloads in rows of MemLines lines: the issue stage reads one row per cycle (its beat's lines
-  // start at a multiple of MemLines), so each lane's read is a NumSlots x PayRows multiplexer, not
-  // one over every line of every buffer.
-  localparam int unsigned PayRows = (MaxLen + MemLines - 1) / MemLines;
-  localparam int unsigned PayRowW = (PayRows > 1) ? $clog2(PayRows) : 1;
-  localparam int unsigned PayColW = (MemLines > 1) ? $clog2(MemLines) : 1;
-  flit_t               slot_pay_q  [NumSlots][PayRows][MemLines];
+  // Payloads in rows of MemLines lines (the issue stage reads one row per cycle: its beat's lines
+  // start at a multiple of MemLines), one RAM bank per line of a row (below).
+  localparam int unsigned PayRows   = (MaxLen + MemLines - 1) / MemLines;
+  localparam int unsigned BankDepth = NumSlots * PayRows;
+  localparam int unsigned BankAw    = $clog2(BankDepth);
   logic [NumSlots-1:0] full_q, full_d;   // packet completely received, not yet released
 
   slot_t             rx_slot_q, rx_slot_d;
@@ -195,10 +200,6 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     if (rx_wr_be) begin
       slot_be_q[rx_slot_q] <= req_data_i;
     end
-    if (rx_wr_pay) begin
-      slot_pay_q[rx_slot_q][PayRowW'(32'(rx_cnt_q) / MemLines)]
-                [PayColW'(32'(rx_cnt_q) % MemLines)] <= req_data_i;
-    end
   end
 
   // The target lists and AL fields of DYN ops; with DynamicOps = 0 (spec §5.7: no DYN op gets
@@ -259,11 +260,24 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign job_req_o   = slot_req_q[job_slot_i];
   assign job_be_o    = slot_be_q[job_slot_i];
 
-  always_comb begin
-    for (int unsigned i = 0; i < MemLines; i++) begin
-      job_pay_o[128*i +: 128] = slot_pay_q[job_slot_i][PayRowW'(32'(job_line_i) / MemLines)]
-                                          [PayColW'(i)];
-    end
+  // Payload banks.
+  logic [BankAw-1:0] pay_waddr, pay_raddr;
+  assign pay_waddr = BankAw'(32'(rx_slot_q) * PayRows + 32'(rx_cnt_q) / MemLines);
+  assign pay_raddr = BankAw'(32'(pay_slot_i) * PayRows + 32'(pay_line_i) / MemLines);
+
+  for (genvar b = 0; b < MemLines; b++) begin : g_pay_bank
+    dysharp_ram_1r1w #(
+      .Width (FlitBits),
+      .Depth (BankDepth)
+    ) u_ram (
+      .clk_i   (clk_i),
+      .we_i    (rst_ni && rx_wr_pay && (32'(rx_cnt_q) % MemLines == b)),
+      .waddr_i (pay_waddr),
+      .wdata_i (req_data_i),
+      .re_i    (rst_ni),
+      .raddr_i (pay_raddr),
+      .rdata_o (job_pay_o[128*b +: 128])
+    );
   end
 
   // The configuration fields of the later stages (named *unused*).

@@ -55,8 +55,11 @@ mutations=(
   # Every beat of a load-reduce accumulated into the first row of accumulators (a wrong row
   # index; equivalent to the design where a reduction is one row, as on top_p4's single lines).
   "acc_line|rtl/dysharp_hub_rsp.sv|s/acc_row = .bits\(acc_row\)'\(32'\(tag_i.line\) \/ MemLines\);/acc_row = '0;/|top_p8 top_p16"
-  # The payload buffer's row read from the job's first row whatever its line.
-  "pay_row|rtl/dysharp_hub_rx.sv|s/\[job_slot_i\]\[PayRowW'\(32'\(job_line_i\) \/ MemLines\)\]/[job_slot_i]['0]/|$tops"
+  # The payload banks read at the buffer's first row whatever the job's line.
+  "pay_row|rtl/dysharp_hub_rx.sv|s/ \+ 32'\(pay_line_i\) \/ MemLines\);/);/|$tops"
+  # The payload banks read at the job's current line instead of its next: with the registered
+  # read, every beat after a job's first carries the lines of the beat before.
+  "pay_next|rtl/dysharp_hub_issue.sv|s/assign pay_line_o  = line_d;/assign pay_line_o  = line_q;/|$tops"
   # The reduction pipeline's flits not counted in the result FIFO's credits: it overflows when
   # the requester's stream stalls.
   "acc_credit|rtl/dysharp_reduce_unit.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
