@@ -3,7 +3,11 @@
 // queues (docs/architecture.md, "dysharp_switch" and "Storage map").
 //
 // A drop-in for dysharp_fifo: same parameters, same ports, same contract, except that a word
-// pushed in cycle t reaches the output in cycle t+2 at the earliest (dysharp_fifo: t+1).
+// pushed in cycle t reaches the output in cycle t+2 at the earliest (dysharp_fifo: t+1); with
+// FallThrough = 1 a word pushed into a FIFO that holds nothing else after this cycle's pop goes
+// straight into the output register and is on the output in cycle t+1 (a zero-load latency of one
+// cycle, as dysharp_fifo's, and a stream pushed and popped every cycle never enters the RAM); then
+// out_ready_i reaches the RAM's write enable.
 //   - in_ready_o = (usage_o != Depth): a function of the fill level only (never of in_valid_i or
 //     out_ready_i), so it may feed a producer's arbitration.
 //   - usage_o counts every word held: in the RAM, in the RAM's read register and in the output
@@ -42,8 +46,9 @@
 `endif
 
 module dysharp_fifo_ram #(
-  parameter int unsigned Width = 8,
-  parameter int unsigned Depth = 2
+  parameter int unsigned Width       = 8,
+  parameter int unsigned Depth       = 2,
+  parameter bit          FallThrough = 1'b0
 ) (
   input  logic                       clk_i,
   // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
@@ -89,7 +94,7 @@ module dysharp_fifo_ram #(
     cnt_t             stage_cnt;           // words in the two stages
     logic [1:0]       stage_cnt2;
     logic [Width-1:0] rdata;
-    logic             ram_nonempty, re, we, stage_order;
+    logic             ram_nonempty, re, we, ft, stage_order;
 
     function automatic ptr_t ptr_inc(input ptr_t p);
       return (32'(p) == RamDepth - 1) ? '0 : p + ptr_t'(1);
@@ -103,10 +108,13 @@ module dysharp_fifo_ram #(
 
     // The RAM has no reset (nor have its address checks): while rst_ni is low its ports are held
     // idle (the prefetch issues no read then), so that no access uses a pointer not yet reset.
-    assign we = rst_ni && push;
+    // FallThrough: a word pushed into a FIFO that holds nothing else after this cycle's pop skips
+    // the RAM (into the output register).
+    assign ft = FallThrough && push && ((cnt_q == '0) || (cnt_q == cnt_t'(1) && pop));
+    assign we = rst_ni && push && !ft;
 
     always_comb begin
-      wr_ptr_d = push ? ptr_inc(wr_ptr_q) : wr_ptr_q;
+      wr_ptr_d = (push && !ft) ? ptr_inc(wr_ptr_q) : wr_ptr_q;
       rd_ptr_d = re ? ptr_inc(rd_ptr_q) : rd_ptr_q;
       cnt_d    = cnt_q;
       if (push && !pop) begin
@@ -143,13 +151,16 @@ module dysharp_fifo_ram #(
 
     // Read the RAM's oldest word unless both stages are full.
     dysharp_ram_prefetch #(
-      .Width (Width)
+      .Width  (Width),
+      .Bypass (FallThrough)
     ) u_prefetch (
       .clk_i            (clk_i),
       .rst_ni           (rst_ni),
       .avail_i          (ram_nonempty),
       .re_o             (re),
       .rdata_i          (rdata),
+      .byp_i            (ft),
+      .byp_data_i       (in_data_i),
       .out_valid_o      (out_valid_o),
       .out_ready_i      (out_ready_i),
       .out_data_o       (out_data_o),

@@ -6,9 +6,9 @@
 // to the issue stage in that cycle (walk_rsp_o); raw data (RSP_READ) goes to the payload FIFO;
 // load-reduce lines are accumulated in f32 lanes (dysharp_fp_pkg, MemLines lines per cycle,
 // targets in list order) into per-line accumulators, and the finished lines of the last input go
-// to the payload FIFO. The hub always takes read data: the issue stage takes a credit for every
-// read that will push a payload beat (credit_ok_o: the FIFO's words and the credits in flight
-// leave room).
+// to the payload FIFO (a dysharp_fifo_ram with FallThrough). The hub always takes read data: the
+// issue stage takes a credit for every read that will push a payload beat (credit_ok_o: the
+// FIFO's words and the credits in flight leave room).
 
 module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MemLines   = 4,
@@ -18,8 +18,10 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   parameter  type         pay_beat_t = logic,
   // A memory read response: struct {logic [128*MemLines-1:0] rdata;}.
   parameter  type         mem_rsp_t  = logic,
-  // Payload FIFO of read beats (credited reads): 32 lines' worth, at least 4 beats.
-  localparam int unsigned PayDepth   = (32 / MemLines > 4) ? 32 / MemLines : 4
+  // Payload FIFO of read beats (credited reads): a RAM of 64 lines' worth, at least 4 beats (16
+  // beats at MemLines 4: an SRAM macro's least words), and the two output stages of
+  // dysharp_fifo_ram (its RAM holds Depth - 2 words).
+  localparam int unsigned PayDepth   = ((64 / MemLines > 4) ? 64 / MemLines : 4) + 2
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -144,9 +146,12 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   assign credit_ok_o = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
 
-  dysharp_fifo #(
-    .Width ($bits(pay_beat_t)),
-    .Depth (PayDepth)
+  // A dysharp_fifo_ram that falls through when empty: a beat pushed into an empty FIFO is on the
+  // output stage's input in the next cycle, as from a flip-flop FIFO.
+  dysharp_fifo_ram #(
+    .Width       ($bits(pay_beat_t)),
+    .Depth       (PayDepth),
+    .FallThrough (1'b1)
   ) u_pay_fifo (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),

@@ -619,6 +619,8 @@ module dysharp_parser
     .avail_i          (tail_avail),
     .re_o             (tail_re),
     .rdata_i          (tail_rdata),
+    .byp_i            (1'b0),
+    .byp_data_i       ('0),
     .out_valid_o      (tail_valid_o),
     .out_ready_i      (tail_ready_i),
     .out_data_o       (tail_data_o),

@@ -12,9 +12,11 @@
 //!   lines) and every response packet is compared with `dysharp_sim::hub::Hub`, and at the end
 //!   the TLB and error counters.
 //! - RAM-backed FIFO (`fifo_ram`: 16-bit words, Depth 8; `fifo_ram_d2`: Depth 2, the flip-flop
-//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128): random valid/ready and data
+//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128; `fifo_ram_ft`: Depth 8 with
+//!   FallThrough, as the hub's payload FIFO): random valid/ready and data
 //!   against a `VecDeque`, every cycle: `usage_o`, `in_ready_o`, `out_valid_o` (exactly: the head
-//!   word is shown from its push cycle + 2, + 1 for the fallback, on) and `out_data_o`; and full
+//!   word is shown from its push cycle + 2, + 1 for the fallback and a word that falls through,
+//!   on) and `out_data_o`; and full
 //!   throughput with both sides always on, from empty and from full.
 //!
 //! Every test is seeded. A failure prints the seed and the command that re-runs it;
@@ -1889,7 +1891,7 @@ fn hub_m4_dyn_st_line_rate() {
 // =================================================================================================
 
 /// The `dysharp_fifo_ram` benches.
-const FIFOS: [&str; 3] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp"];
+const FIFOS: [&str; 4] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp", "fifo_ram_ft"];
 
 /// A FIFO word of up to 256 bits: bits 0..128 and 128..256.
 type Word = (u128, u128);
@@ -1913,9 +1915,12 @@ struct FifoBench {
     width: usize,
     depth: usize,
     /// Cycles from a push to the first cycle its word can be at the output: 2 through the RAM,
-    /// 1 for the flip-flop fallback (Depth < 4).
+    /// 1 for the flip-flop fallback (Depth < 4) and for a word that falls through.
     latency: u64,
-    /// The words held, oldest first, with the cycle each was pushed.
+    /// FallThrough: a word pushed while the FIFO holds nothing else after this cycle's pop skips
+    /// the RAM (latency 1).
+    fall_through: bool,
+    /// The words held, oldest first, with the first cycle each can be at the output.
     held: VecDeque<(Word, u64)>,
     /// The word offered on the input; held until accepted (the producer's obligation).
     offer: Option<Word>,
@@ -1946,6 +1951,7 @@ impl FifoBench {
         let sim = open(model, seed)?;
         let width = sim.param_or("Width", 8);
         let depth = sim.param_or("Depth", 2);
+        let fall_through = depth >= 4 && sim.param_or("FallThrough", 0) != 0;
         if width > 256 {
             return Err(format!(
                 "bench expects Width <= 256 (model {model}: {width})"
@@ -1966,7 +1972,8 @@ impl FifoBench {
             p,
             width,
             depth,
-            latency: if depth >= 4 { 2 } else { 1 },
+            latency: if depth >= 4 && !fall_through { 2 } else { 1 },
+            fall_through,
             held: VecDeque::new(),
             offer: None,
             now: 0,
@@ -2057,11 +2064,10 @@ impl FifoBench {
                 self.depth
             )
         })?;
-        let lat = self.latency;
-        let want_valid = self.held.front().is_some_and(|&(_, t)| t + lat <= cyc);
+        let want_valid = self.held.front().is_some_and(|&(_, t)| t <= cyc);
         ensure(out_valid == want_valid, || {
             format!(
-                "cycle {cyc}: out_valid_o {out_valid}, expected {want_valid} (head pushed in cycle {:?}, latency {lat})",
+                "cycle {cyc}: out_valid_o {out_valid}, expected {want_valid} (head due in cycle {:?})",
                 self.held.front().map(|&(_, t)| t)
             )
         })?;
@@ -2082,7 +2088,9 @@ impl FifoBench {
             self.pops += 1;
         }
         if let (true, Some(w)) = (pushed, offer) {
-            self.held.push_back((w, cyc));
+            let through = self.fall_through && self.held.is_empty();
+            let lat = if through || self.depth < 4 { 1 } else { 2 };
+            self.held.push_back((w, cyc + lat));
             self.offer = None;
             self.pushes += 1;
         }
