@@ -2,10 +2,11 @@
 //
 // NumSlots packet buffers, used in turn: flit0, the target flits, the BE flit and the payload of
 // a request go into buffer rx_slot_q; a packet is received while earlier ones are processed
-// (three buffers keep short packets at line rate). A buffer is full from its last flit until the
-// issue stage releases it (rel_i: the packet's last job is done); a full buffer holds off the
-// request stream (req_ready_o low while the next buffer in turn is full). The range check of a
-// DYN op (spec §7, the same for every target) is computed from flit0 and kept per buffer.
+// (three buffers keep short packets at line rate; a fourth makes the payload banks 16 words deep
+// at MemLines 4, an SRAM macro's least). A buffer is full from its last flit until the issue
+// stage releases it (rel_i: the packet's last job is done); a full buffer holds off the request
+// stream (req_ready_o low while the next buffer in turn is full). The range check of a DYN op
+// (spec §7, the same for every target) is computed from flit0 and kept per buffer.
 //
 // The buffers are read by the later stages through combinational read ports, each addressed by
 // that stage's own registers: T0 (target walk), T1 (the TLB key's AIdx), and the issue stage
