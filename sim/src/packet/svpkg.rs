@@ -2,8 +2,8 @@
 //! so the RTL and the Rust codec cannot drift (a test compares the committed file).
 
 use super::fields::{self, ALL, FLIT_BITS, MAX_LEN, TARGETS_PER_FLIT};
-use crate::config::MAX_LOG2_AL_ENTRIES;
 use super::{ErrorCode, Opcode};
+use crate::config::MAX_LOG2_AL_ENTRIES;
 use crate::numerics::{AccMode, DType, ReduceOp};
 use std::fmt::Write;
 
