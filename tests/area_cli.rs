@@ -48,6 +48,8 @@ fn bad_flags_name_the_flag() {
         ),
         (vec!["area", "--rtl", "Cargo.toml", "--top", "9sw"], "--top"),
         (vec!["area", "--rtl", "Cargo.toml"], "--top"),
+        (vec!["area", "--flat", "--blocks", "top"], "--flat"),
+        (vec!["area", "--flat", "--target", "ecp5"], "--flat"),
     ] {
         let o = dysharp(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -158,7 +160,7 @@ fn an_external_design_goes_through_the_same_flow() {
     let files = format!("{},{}", add.display(), top.display());
     let mut args = vec![
         "area", "--rtl", &files, "--top", "ext_acc", "--clock", "clk", "--sweep", "W=8,32",
-        "--json", "--quiet",
+        "--json", "--quiet", "--flat",
     ];
     let lib = area_liberty();
     let lib_s = lib.as_ref().map(|p| p.display().to_string());
@@ -186,6 +188,11 @@ fn an_external_design_goes_through_the_same_flow() {
         assert_eq!(num(a, "seq_area_um2"), 0.0, "{a}");
         assert!(num(t, "seq_area_um2") > 0.0 && num(t, "area_um2") > num(a, "area_um2"));
         adder.push(num(a, "area_um2"));
+        // --flat: the same design in one piece agrees with the blocks' sum (issue 10: 15 %).
+        let f = &r["flat"];
+        assert_eq!(num(f, "blocks_area_um2"), num(t, "area_um2"), "{f}");
+        assert_eq!(num(f, "flop_storage_bits"), w, "{f}");
+        assert!((num(f, "ratio") - 1.0).abs() <= 0.15, "flat / blocks: {f}");
     }
     assert!(
         adder[1] > 2.0 * adder[0],

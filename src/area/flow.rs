@@ -23,6 +23,8 @@ pub mod scripts {
     pub const MAP_LIBERTY: &str = include_str!("../../synth/map_liberty.ys");
     /// Mapping to Yosys' gates for the built-in cell table.
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
+    /// `--flat`: the whole configuration elaborated and synthesized in one piece.
+    pub const FLAT: &str = include_str!("../../synth/flat.ys");
 }
 
 /// Fills `{name}` placeholders.
@@ -101,6 +103,7 @@ impl Flow {
             scripts::BLOCK,
             scripts::MAP_LIBERTY,
             scripts::MAP_BUILTIN,
+            scripts::FLAT,
         ] {
             h = fnv(s.as_bytes(), h);
         }
@@ -247,12 +250,33 @@ impl Flow {
         pb
     }
 
-    fn block_script(&self, b: &Block, out: &str) -> String {
-        let sel = if self.macros {
+    fn sram_select(&self) -> String {
+        if self.macros {
             sram::select_macros()
         } else {
             sram::select_none()
-        };
+        }
+    }
+
+    /// The mapping steps for block (or run) `id`: to the Liberty file, else to Yosys' gates.
+    fn map_script(&self, id: &str, out: &str, netlist: &str) -> String {
+        match &self.liberty {
+            Some(l) => render(
+                scripts::MAP_LIBERTY,
+                &[
+                    ("liberty", l),
+                    ("dont_use", "-dont_use *lpflow*"),
+                    ("id", id),
+                    ("out", out),
+                    ("write_netlist", netlist),
+                ],
+            ),
+            None => render(scripts::MAP_BUILTIN, &[("id", id), ("out", out)]),
+        }
+    }
+
+    fn block_script(&self, b: &Block, out: &str) -> String {
+        let sel = self.sram_select();
         let glob = module_glob(&b.rep);
         let mut s = render(
             scripts::BLOCK,
@@ -273,21 +297,48 @@ impl Flow {
         } else {
             String::new()
         };
-        let map = match &self.liberty {
-            Some(l) => render(
-                scripts::MAP_LIBERTY,
-                &[
-                    ("liberty", l),
-                    ("dont_use", "-dont_use *lpflow*"),
-                    ("id", &b.id),
-                    ("out", out),
-                    ("write_netlist", &netlist),
-                ],
-            ),
-            None => render(scripts::MAP_BUILTIN, &[("id", &b.id), ("out", out)]),
-        };
-        s.push_str(&map);
+        s.push_str(&self.map_script(&b.id, out, &netlist));
         s
+    }
+
+    /// `--flat`: elaborates `cfg` flat and synthesizes it in one piece (unless done before);
+    /// its outputs are the block files of id `flat`.
+    pub fn flat(&self, cfg: &Config, files: &[String], out: &str) -> Result<(), AreaError> {
+        if self.root.join(format!("{out}/flat.done.txt")).is_file() {
+            return Ok(());
+        }
+        let params: Vec<String> = cfg
+            .params
+            .iter()
+            .map(|(k, v)| format!("-G {k}={v}"))
+            .collect();
+        let mut script = render(
+            scripts::FLAT,
+            &[
+                ("top", &cfg.top),
+                ("params", &params.join(" ")),
+                ("files", &files.join(" ")),
+                ("out", out),
+                ("sram_select", &self.sram_select()),
+            ],
+        );
+        script.push_str(&self.map_script("flat", out, ""));
+        let pb = self.spinner(&format!("synthesizing {} flat (--flat)", cfg.name));
+        let status =
+            self.run_script(&script, out, "flat")?
+                .wait()
+                .map_err(|e| AreaError::Tool {
+                    tool: "yosys".into(),
+                    msg: e.to_string(),
+                })?;
+        pb.finish_and_clear();
+        if !status.success() || !self.root.join(format!("{out}/flat.done.txt")).is_file() {
+            return Err(AreaError::Synthesis {
+                block: format!("{} flat (--flat)", cfg.name),
+                msg: self.log_error(out, "flat"),
+            });
+        }
+        Ok(())
     }
 
     /// Whether a block's outputs are complete.

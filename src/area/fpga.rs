@@ -616,6 +616,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         blocks: Vec::new(),
         timing: None,
         fpga: Some(fr),
+        flat: None,
         out_dir: out,
         seconds: start.elapsed().as_secs_f64(),
     })

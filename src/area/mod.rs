@@ -131,6 +131,12 @@ pub struct AreaArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Also synthesize the whole configuration flat, in one piece (synth/flat.ys: every
+    /// instance, logic optimized across block boundaries), and report its standard-cell area
+    /// beside the blocks' sum (`flat` in the JSON): the cross-check of the per-block method.
+    /// sky130 target only, all blocks.
+    #[arg(long)]
+    pub flat: bool,
     /// Synthesize another design with the same flow instead of a configuration: its
     /// SystemVerilog files in compile order (packages first; comma-separated or repeated),
     /// with --top; --param then sets its parameters. For comparing a switch of your own.
@@ -173,6 +179,20 @@ pub struct BlockReport {
     pub error: Option<String>,
 }
 
+/// `--flat`: the whole configuration synthesized in one piece, against the blocks' sum.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlatCheck {
+    /// Figures of the flat run (the whole configuration, every instance).
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Standard-cell area of the top from the blocks, µm².
+    pub blocks_area_um2: f64,
+    /// Flat over blocks standard-cell area.
+    pub ratio: f64,
+    /// Wall-clock seconds of the flat run (0 when its outputs were reused).
+    pub seconds: f64,
+}
+
 /// The whole report of one configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct AreaReport {
@@ -196,6 +216,8 @@ pub struct AreaReport {
     pub timing: Option<timing::Timing>,
     /// FPGA results (FPGA targets; then `blocks` is empty).
     pub fpga: Option<fpga::FpgaReport>,
+    /// `--flat`: the flat cross-check.
+    pub flat: Option<FlatCheck>,
     /// Output folder of the run.
     pub out_dir: String,
     /// Wall-clock seconds.
@@ -408,6 +430,25 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             totals[p].add_scaled(&child, per_parent);
         }
     }
+    let flat = if args.flat {
+        let t0 = Instant::now();
+        let reused = root.join(format!("{out}/flat.done.txt")).is_file();
+        flow.flat(cfg, &files, &out)?;
+        let own = read_own(root, &out, "flat", liberty.is_some(), &BTreeSet::new())?;
+        let blocks_area_um2 = totals.first().map(|t| t.area_um2).unwrap_or(0.0);
+        Some(FlatCheck {
+            ratio: own.figures.area_um2 / blocks_area_um2.max(f64::MIN_POSITIVE),
+            figures: own.figures,
+            blocks_area_um2,
+            seconds: if reused {
+                0.0
+            } else {
+                t0.elapsed().as_secs_f64()
+            },
+        })
+    } else {
+        None
+    };
     let timing = match &timing_lib {
         Some(lib) => match timing::run_sta(root, &out, &all, &owns, lib, &failed, &args.clock) {
             Ok(t) => Some(t),
@@ -451,6 +492,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         blocks,
         timing,
         fpga: None,
+        flat,
         out_dir: out,
         seconds: start.elapsed().as_secs_f64(),
     })
@@ -465,6 +507,14 @@ fn resolve(args: &AreaArgs, params: &[String]) -> Result<plan::Config, AreaError
 }
 
 fn run(args: &AreaArgs) -> Result<bool, AreaError> {
+    if args.flat && (args.target != Target::Sky130 || args.blocks.is_some()) {
+        return Err(AreaError::Flag {
+            flag: "flat",
+            msg: "the flat cross-check compares the whole configuration on sky130: \
+                  not with --target ecp5/xilinx or --blocks"
+                .into(),
+        });
+    }
     if args.target != Target::Sky130 {
         fpga::check_flags(args)?;
     }

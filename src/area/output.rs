@@ -168,6 +168,19 @@ pub fn table(r: &AreaReport) -> String {
             t.flop_storage_bits
         );
     }
+    if let Some(f) = &r.flat {
+        let _ = writeln!(
+            s,
+            "flat (--flat, the whole configuration in one piece): {:.3} mm2 standard cells, {} cells, \
+             {} flip-flop bits, {} SRAM bits; flat / blocks = {:.3} ({:+.1} %)",
+            f.figures.area_um2 / 1e6,
+            f.figures.cells,
+            f.figures.flop_storage_bits,
+            f.figures.mem_bits,
+            f.ratio,
+            100.0 * (f.ratio - 1.0)
+        );
+    }
     if let Some(tm) = &r.timing {
         let _ = writeln!(s, "{}", tm.summary());
     }
