@@ -48,7 +48,10 @@ mutations=(
   # stalled: the queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it.
   # (The read side is dysharp_ram_prefetch, shared by the crosspoint queues and the parsers'
   # tail buffers.)
-  "xp_keep|rtl/dysharp_ram_prefetch.sv|s/ov_d = ov_q \? !pop : move;/ov_d = ov_q ? 1'b0 : move;/|$dynamic top_p4_static"
+  "xp_keep|rtl/dysharp_ram_prefetch.sv|s/\(ov_q \? !pop : move\);/(ov_q ? 1'b0 : move);/|$dynamic top_p4_static"
+  # A fall-through FIFO (the hub's payload FIFO) whose push skips the RAM while an older word
+  # stays behind (held, not popped): the two leave out of order.
+  "ft_order|rtl/dysharp_fifo_ram.sv|s/\(cnt_q == cnt_t'\(1\) && pop\)/(cnt_q == cnt_t'(1))/|$tops"
   # A parser tail buffer that starts reading a frame only after its check stage: its first tail
   # flit is one cycle late (the forwarders' and the parser's own stream checks see it).
   "tail_early|rtl/dysharp_parser.sv|s/ \x7c\x7c \(chk_good && \(chk_ntail_q != '0\)\);/;/|$dynamic top_p4_static"
