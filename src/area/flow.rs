@@ -1,5 +1,6 @@
-//! Running the Yosys flows of `synth/`: elaboration once per configuration, then every block
-//! in one Yosys process (a failed block is reported and the rest continue in a new process).
+//! Running the Yosys flows of `synth/`: elaboration once per configuration, then the blocks in
+//! up to `--jobs` Yosys processes at a time, each running a group of them (a failed block is
+//! reported and the rest continue in a new process); `--flat`: the whole configuration in one.
 //! Outputs go under `target/area/<config>-<hash>/`; a block whose outputs exist is not re-run.
 
 use super::plan::{module_glob, Block, Config};
@@ -9,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The flow scripts (`synth/*.ys`), built into the binary.
 pub mod scripts {
@@ -346,12 +347,22 @@ impl Flow {
         self.root.join(format!("{out}/{}.done.txt", b.id)).is_file()
     }
 
-    /// Synthesizes every block not done yet; returns the blocks that failed, with the error.
+    /// Synthesizes every block not done yet in up to `jobs` Yosys processes at a time; returns
+    /// the blocks that failed, with the error.
+    ///
+    /// Each round splits the blocks left into `jobs` groups of about equal cost (the size of
+    /// each block's own module in the elaborated design, largest first onto the lightest
+    /// group) and runs one process per group. A block that failed after other blocks of its
+    /// process is retried in a process of its own, since the WebAssembly heap (at most 4 GiB)
+    /// never shrinks and the blocks before it may have left too little of it; a block that
+    /// fails alone is reported and the rest go on.
     pub fn synthesize(
         &self,
         blocks: &[Block],
         out: &str,
+        jobs: usize,
     ) -> Result<BTreeMap<String, String>, AreaError> {
+        let jobs = jobs.max(1);
         let mut failed = BTreeMap::new();
         let pb = if self.progress {
             let pb = ProgressBar::new(blocks.len() as u64);
@@ -366,63 +377,140 @@ impl Flow {
         } else {
             ProgressBar::hidden()
         };
+        let costs = if jobs > 1 {
+            module_sizes(&self.root.join(format!("{out}/elab.il")))
+        } else {
+            BTreeMap::new()
+        };
         let mut round = 0;
-        // A block that failed after other blocks in the same Yosys process: retried in a
-        // process of its own, since the WebAssembly heap (at most 4 GiB) never shrinks and the
-        // blocks before it may have left too little of it.
-        let mut alone: Option<String> = None;
+        let mut alone: Vec<String> = Vec::new();
         loop {
-            let mut todo: Vec<&Block> = blocks
+            let todo: Vec<&Block> = blocks
                 .iter()
                 .filter(|b| !self.done(out, b) && !failed.contains_key(&b.id))
                 .collect();
             pb.set_position((blocks.len() - todo.len()) as u64);
-            if let Some(id) = alone.take() {
-                todo.retain(|b| b.id == id);
+            if todo.is_empty() {
+                break;
             }
-            let Some(first) = todo.first() else { break };
-            let mut script = render(scripts::PRELUDE, &[("out", out)]);
-            for b in &todo {
-                script.push_str(&self.block_script(b, out));
-            }
-            let name = format!("blocks{round}");
-            round += 1;
-            let mut child = self.run_script(&script, out, &name)?;
-            let start = Instant::now();
-            let status = loop {
-                if let Some(s) = child.try_wait().map_err(|e| AreaError::Tool {
-                    tool: "yosys".into(),
-                    msg: e.to_string(),
-                })? {
-                    break s;
+            let groups: Vec<Vec<&Block>> = if alone.is_empty() {
+                balance(&todo, jobs, |b| costs.get(&b.rep).copied().unwrap_or(1))
+            } else {
+                let take = alone.len().min(jobs);
+                alone
+                    .drain(..take)
+                    .filter_map(|id| todo.iter().find(|b| b.id == id).map(|b| vec![*b]))
+                    .collect()
+            };
+            let mut running = Vec::new();
+            for (k, g) in groups.iter().enumerate() {
+                let mut script = render(scripts::PRELUDE, &[("out", out)]);
+                for b in g {
+                    script.push_str(&self.block_script(b, out));
                 }
-                let next = todo.iter().find(|b| !self.done(out, b));
+                let name = if groups.len() == 1 {
+                    format!("blocks{round}")
+                } else {
+                    format!("blocks{round}_{k}")
+                };
+                running.push((self.run_script(&script, out, &name)?, name, None));
+            }
+            round += 1;
+            loop {
+                let mut busy = false;
+                for (child, _, status) in running.iter_mut() {
+                    if status.is_none() {
+                        *status = child.try_wait().map_err(|e| AreaError::Tool {
+                            tool: "yosys".into(),
+                            msg: e.to_string(),
+                        })?;
+                        busy |= status.is_none();
+                    }
+                }
+                let left: Vec<&&Block> = groups
+                    .iter()
+                    .flatten()
+                    .filter(|b| !self.done(out, b))
+                    .collect();
                 pb.set_position(
-                    (blocks.len() - todo.iter().filter(|b| !self.done(out, b)).count()) as u64,
+                    (blocks.len() - todo.len() + groups.iter().flatten().count() - left.len())
+                        as u64,
                 );
-                if let Some(b) = next {
+                if let Some(b) = left.first() {
                     pb.set_message(b.name.clone());
                 }
-                let _ = start;
-                std::thread::sleep(Duration::from_millis(300));
-            };
-            if status.success() {
-                // every block of the round must be done
-                if let Some(b) = todo.iter().find(|b| !self.done(out, b)) {
-                    failed.insert(b.id.clone(), "no outputs written".into());
+                if !busy {
+                    break;
                 }
-                continue;
+                std::thread::sleep(Duration::from_millis(300));
             }
-            let bad = todo.iter().find(|b| !self.done(out, b)).unwrap_or(first);
-            if bad.id != first.id {
-                alone = Some(bad.id.clone());
-                continue;
+            for (g, (_, name, status)) in groups.iter().zip(&running) {
+                let Some(bad) = g.iter().find(|b| !self.done(out, b)) else {
+                    continue;
+                };
+                if status.is_some_and(|s| s.success()) {
+                    failed.insert(bad.id.clone(), "no outputs written".into());
+                } else if bad.id != g[0].id {
+                    alone.push(bad.id.clone());
+                } else {
+                    failed.insert(bad.id.clone(), self.log_error(out, name));
+                }
             }
-            failed.insert(bad.id.clone(), self.log_error(out, &name));
         }
         pb.finish_and_clear();
         Ok(failed)
     }
+}
+
+/// Lines of each module of an RTLIL file (its size, the cost estimate of synthesizing it), by
+/// module name without the leading backslash; empty if the file cannot be read.
+pub fn module_sizes(il: &Path) -> BTreeMap<String, u64> {
+    use std::io::BufRead;
+    let mut sizes = BTreeMap::new();
+    let Ok(f) = std::fs::File::open(il) else {
+        return sizes;
+    };
+    let mut current: Option<(String, u64)> = None;
+    for line in std::io::BufReader::new(f)
+        .split(b'\n')
+        .map_while(Result::ok)
+    {
+        if let Some(name) = line.strip_prefix(b"module ") {
+            let name = String::from_utf8_lossy(name);
+            current = Some((name.trim().trim_start_matches('\\').to_string(), 0));
+        } else if line == b"end" {
+            if let Some((name, n)) = current.take() {
+                sizes.insert(name, n);
+            }
+        } else if let Some((_, n)) = current.as_mut() {
+            *n += 1;
+        }
+    }
+    sizes
+}
+
+/// Splits `items` into at most `n` groups of about equal total cost: largest first, each onto
+/// the group with the least so far (a group keeps the items' order among themselves).
+pub fn balance<'a, T>(items: &[&'a T], n: usize, cost: impl Fn(&T) -> u64) -> Vec<Vec<&'a T>> {
+    let n = n.clamp(1, items.len().max(1));
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(items[i])));
+    let mut load = vec![0u64; n];
+    let mut member = vec![0usize; items.len()];
+    for i in order {
+        let g = (0..n).min_by_key(|&g| load[g]).unwrap_or(0);
+        load[g] += cost(items[i]);
+        member[i] = g;
+    }
+    (0..n)
+        .map(|g| {
+            (0..items.len())
+                .filter(|&i| member[i] == g)
+                .map(|i| items[i])
+                .collect::<Vec<_>>()
+        })
+        .filter(|g| !g.is_empty())
+        .collect()
 }
 
 /// Writes a file, naming it in the error.
@@ -451,5 +539,40 @@ mod tests {
         );
         assert!(scripts::BLOCK.contains("{sram_select}"));
         assert_ne!(fnv(b"a", 1), fnv(b"b", 1));
+    }
+
+    #[test]
+    fn balance_spreads_the_cost() {
+        let items = [9u64, 1, 5, 4, 3, 2];
+        let refs: Vec<&u64> = items.iter().collect();
+        let g = balance(&refs, 2, |c| *c);
+        assert_eq!(g.len(), 2);
+        let sums: Vec<u64> = g.iter().map(|g| g.iter().copied().sum()).collect();
+        assert_eq!(sums.iter().sum::<u64>(), 24);
+        assert!(sums.iter().all(|&s| s == 12), "{sums:?}");
+        // one group per item at most, and the original order inside a group
+        assert_eq!(balance(&refs[..1], 4, |c| *c).len(), 1);
+        assert!(g.iter().all(|g| g.windows(2).all(|w| {
+            let p = |x: &u64| items.iter().position(|y| std::ptr::eq(x, y));
+            p(w[0]) < p(w[1])
+        })));
+        assert!(balance::<u64>(&[], 2, |c| *c).is_empty());
+    }
+
+    #[test]
+    fn module_sizes_count_each_module() {
+        let dir = std::env::temp_dir().join(format!("dysharp-il-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let il = dir.join("x.il");
+        std::fs::write(
+            &il,
+            "attribute \\top 1\nmodule \\a$top.u_a\n  wire \\x\n  cell $and $1\n  end\nend\nmodule \\b\nend\n",
+        )
+        .unwrap();
+        let m = module_sizes(&il);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(m.get("a$top.u_a"), Some(&3));
+        assert_eq!(m.get("b"), Some(&0));
+        assert!(module_sizes(Path::new("/nonexistent.il")).is_empty());
     }
 }

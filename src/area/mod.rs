@@ -137,6 +137,10 @@ pub struct AreaArgs {
     /// sky130 target only, all blocks.
     #[arg(long)]
     pub flat: bool,
+    /// Yosys processes at a time (default: the machine's cores). Each may take up to 4 GiB
+    /// (the WebAssembly Yosys' heap).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
     /// Synthesize another design with the same flow instead of a configuration: its
     /// SystemVerilog files in compile order (packages first; comma-separated or repeated),
     /// with --top; --param then sets its parameters. For comparing a switch of your own.
@@ -407,7 +411,12 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         .filter(|b| wanted.as_ref().is_none_or(|w| w.contains(b.name.as_str())))
         .cloned()
         .collect();
-    let failed = flow.synthesize(&selected, &out)?;
+    let jobs = args.jobs.map(usize::from).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let failed = flow.synthesize(&selected, &out, jobs)?;
     let module_set: BTreeSet<String> = modules.iter().cloned().collect();
     let mut owns: Vec<Option<Own>> = Vec::new();
     for b in &all {
