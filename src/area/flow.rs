@@ -153,6 +153,26 @@ impl Flow {
             })
     }
 
+    /// Runs `script` as `run_script` does and waits for it, with a spinner saying `msg`.
+    fn run_waiting(
+        &self,
+        script: &str,
+        out: &str,
+        name: &str,
+        msg: &str,
+    ) -> Result<std::process::ExitStatus, AreaError> {
+        let pb = self.spinner(msg);
+        let status = self
+            .run_script(script, out, name)?
+            .wait()
+            .map_err(|e| AreaError::Tool {
+                tool: "yosys".into(),
+                msg: e.to_string(),
+            });
+        pb.finish_and_clear();
+        status
+    }
+
     /// The last error lines of a Yosys log.
     pub fn log_error(&self, out: &str, name: &str) -> String {
         let text = std::fs::read_to_string(self.root.join(format!("{out}/{name}.log")))
@@ -196,29 +216,17 @@ impl Flow {
                 path: out.to_string(),
                 err: e,
             })?;
-            let params: Vec<String> = cfg
-                .params
-                .iter()
-                .map(|(k, v)| format!("-G {k}={v}"))
-                .collect();
             let script = render(
                 scripts::ELAB,
                 &[
                     ("top", &cfg.top),
-                    ("params", &params.join(" ")),
+                    ("params", &slang_params(cfg)),
                     ("files", &files.join(" ")),
                     ("out", out),
                 ],
             );
-            let pb = self.spinner(&format!("elaborating {}", cfg.name));
             let status =
-                self.run_script(&script, out, "elab")?
-                    .wait()
-                    .map_err(|e| AreaError::Tool {
-                        tool: "yosys".into(),
-                        msg: e.to_string(),
-                    })?;
-            pb.finish_and_clear();
+                self.run_waiting(&script, out, "elab", &format!("elaborating {}", cfg.name))?;
             if !status.success() || !il.is_file() {
                 let _ = std::fs::remove_file(&modules);
                 return Err(AreaError::Synthesis {
@@ -308,31 +316,19 @@ impl Flow {
         if self.root.join(format!("{out}/flat.done.txt")).is_file() {
             return Ok(());
         }
-        let params: Vec<String> = cfg
-            .params
-            .iter()
-            .map(|(k, v)| format!("-G {k}={v}"))
-            .collect();
         let mut script = render(
             scripts::FLAT,
             &[
                 ("top", &cfg.top),
-                ("params", &params.join(" ")),
+                ("params", &slang_params(cfg)),
                 ("files", &files.join(" ")),
                 ("out", out),
                 ("sram_select", &self.sram_select()),
             ],
         );
         script.push_str(&self.map_script("flat", out, ""));
-        let pb = self.spinner(&format!("synthesizing {} flat (--flat)", cfg.name));
-        let status =
-            self.run_script(&script, out, "flat")?
-                .wait()
-                .map_err(|e| AreaError::Tool {
-                    tool: "yosys".into(),
-                    msg: e.to_string(),
-                })?;
-        pb.finish_and_clear();
+        let msg = format!("synthesizing {} flat (--flat)", cfg.name);
+        let status = self.run_waiting(&script, out, "flat", &msg)?;
         if !status.success() || !self.root.join(format!("{out}/flat.done.txt")).is_file() {
             return Err(AreaError::Synthesis {
                 block: format!("{} flat (--flat)", cfg.name),
@@ -464,6 +460,15 @@ impl Flow {
         pb.finish_and_clear();
         Ok(failed)
     }
+}
+
+/// A configuration's parameters as `read_slang` options (`-G K=V ...`).
+fn slang_params(cfg: &Config) -> String {
+    cfg.params
+        .iter()
+        .map(|(k, v)| format!("-G {k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The cost estimate of synthesizing each module of an RTLIL file, by module name without the
