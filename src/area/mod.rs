@@ -186,15 +186,17 @@ pub struct BlockReport {
 /// `--flat`: the whole configuration synthesized in one piece, against the blocks' sum.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlatCheck {
-    /// Figures of the flat run (the whole configuration, every instance).
+    /// Figures of the flat run (the whole configuration, every instance); absent if it failed.
     #[serde(flatten)]
-    pub figures: Figures,
+    pub figures: Option<Figures>,
     /// Standard-cell area of the top from the blocks, µm².
     pub blocks_area_um2: f64,
-    /// Flat over blocks standard-cell area.
-    pub ratio: f64,
-    /// Wall-clock seconds of the flat run (0 when its outputs were reused).
+    /// Flat over blocks standard-cell area (absent if the flat run failed).
+    pub ratio: Option<f64>,
+    /// Wall-clock seconds of the flat run (near 0 when its outputs were reused).
     pub seconds: f64,
+    /// Why the flat run failed (the blocks are still reported; exit status 1).
+    pub error: Option<String>,
 }
 
 /// The whole report of one configuration.
@@ -441,19 +443,24 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
     }
     let flat = if args.flat {
         let t0 = Instant::now();
-        let reused = root.join(format!("{out}/flat.done.txt")).is_file();
-        flow.flat(cfg, &files, &out)?;
-        let own = read_own(root, &out, "flat", liberty.is_some(), &BTreeSet::new())?;
         let blocks_area_um2 = totals.first().map(|t| t.area_um2).unwrap_or(0.0);
+        let (figures, error) = match flow.flat(cfg, &files, &out) {
+            Ok(_) => (
+                Some(read_own(root, &out, "flat", liberty.is_some(), &BTreeSet::new())?.figures),
+                None,
+            ),
+            // a failed flat run is reported beside the blocks, which are kept
+            Err(AreaError::Synthesis { msg, .. }) => (None, Some(msg)),
+            Err(e) => return Err(e),
+        };
         Some(FlatCheck {
-            ratio: own.figures.area_um2 / blocks_area_um2.max(f64::MIN_POSITIVE),
-            figures: own.figures,
+            ratio: figures
+                .as_ref()
+                .map(|f| f.area_um2 / blocks_area_um2.max(f64::MIN_POSITIVE)),
+            figures,
             blocks_area_um2,
-            seconds: if reused {
-                0.0
-            } else {
-                t0.elapsed().as_secs_f64()
-            },
+            seconds: t0.elapsed().as_secs_f64(),
+            error,
         })
     } else {
         None
@@ -559,6 +566,7 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
             .iter()
             .all(|b| b.error.as_deref().is_none_or(|e| e == "not selected"))
             && r.fpga.as_ref().is_none_or(|f| f.error.is_none())
+            && r.flat.as_ref().is_none_or(|f| f.error.is_none())
     });
     for e in reports
         .iter()
@@ -597,15 +605,15 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
     Ok(ok)
 }
 
-/// Runs `dysharp area`: exit 0 on success, 1 if a block failed to synthesize (the rest is
-/// reported) or a design does not fit its FPGA (Yosys' counts are reported), 2 on bad input or
+/// Runs `dysharp area`: exit 0 on success, 1 if a block (or the `--flat` run) failed to
+/// synthesize (the rest is reported) or a design does not fit its FPGA (Yosys' counts are reported), 2 on bad input or
 /// a missing tool.
 pub fn main(args: AreaArgs) -> ExitCode {
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!(
-                "error: synthesis of some blocks failed or a design does not fit its FPGA \
+                "error: synthesis of some blocks (or of --flat) failed or a design does not fit its FPGA \
                  (see `error` in the report)"
             );
             ExitCode::from(1)

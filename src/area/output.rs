@@ -169,17 +169,28 @@ pub fn table(r: &AreaReport) -> String {
         );
     }
     if let Some(f) = &r.flat {
-        let _ = writeln!(
-            s,
-            "flat (--flat, the whole configuration in one piece): {:.3} mm2 standard cells, {} cells, \
-             {} flip-flop bits, {} SRAM bits; flat / blocks = {:.3} ({:+.1} %)",
-            f.figures.area_um2 / 1e6,
-            f.figures.cells,
-            f.figures.flop_storage_bits,
-            f.figures.mem_bits,
-            f.ratio,
-            100.0 * (f.ratio - 1.0)
-        );
+        match (&f.figures, f.ratio, &f.error) {
+            (Some(fig), Some(ratio), _) => {
+                let _ = writeln!(
+                    s,
+                    "flat (--flat, the whole configuration in one piece): {:.3} mm2 standard cells, \
+                     {} cells, {} flip-flop bits, {} SRAM bits; flat / blocks = {:.3} ({:+.1} %)",
+                    fig.area_um2 / 1e6,
+                    fig.cells,
+                    fig.flop_storage_bits,
+                    fig.mem_bits,
+                    ratio,
+                    100.0 * (ratio - 1.0)
+                );
+            }
+            (_, _, e) => {
+                let _ = writeln!(
+                    s,
+                    "flat (--flat): failed: {}",
+                    e.as_deref().unwrap_or("no figures")
+                );
+            }
+        }
     }
     if let Some(tm) = &r.timing {
         let _ = writeln!(s, "{}", tm.summary());
