@@ -14,7 +14,7 @@ package dysharp_hub_pkg;
   /* verilator lint_off UNUSEDPARAM */
 
   // Packet buffers (receive stage): three keep short packets at line rate; the fourth makes
-  // the payload banks 16 words deep at MemLines 4 (dysharp_hub_rx), an SRAM macro's least.
+  // the payload banks 16 words deep at MemLines 4 (dysharp_hub_rx), the area flow's least macro.
   localparam int unsigned NumSlots = 4;
   localparam int unsigned SlotW    = $clog2(NumSlots);
   localparam int unsigned AidxW    = MaxLog2AlEntries; // AIdx < 2^Log2AlEntries <= 2^20

@@ -19,7 +19,7 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   // A memory read response: struct {logic [128*MemLines-1:0] rdata;}.
   parameter  type         mem_rsp_t  = logic,
   // Payload FIFO of read beats (credited reads): a RAM of 64 lines' worth, at least 4 beats (16
-  // beats at MemLines 4: an SRAM macro's least words), and the two output stages of
+  // beats at MemLines 4: the area flow's least macro), and the two output stages of
   // dysharp_fifo_ram (its RAM holds Depth - 2 words).
   localparam int unsigned PayDepth   = ((64 / MemLines > 4) ? 64 / MemLines : 4) + 2
 ) (

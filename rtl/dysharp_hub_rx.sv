@@ -3,7 +3,7 @@
 // NumSlots packet buffers, used in turn: flit0, the target flits, the BE flit and the payload of
 // a request go into buffer rx_slot_q; a packet is received while earlier ones are processed
 // (three buffers keep short packets at line rate; a fourth makes the payload banks 16 words deep
-// at MemLines 4, an SRAM macro's least). A buffer is full from its last flit until the issue
+// at MemLines 4, the area flow's least macro). A buffer is full from its last flit until the issue
 // stage releases it (rel_i: the packet's last job is done); a full buffer holds off the request
 // stream (req_ready_o low while the next buffer in turn is full). The range check of a DYN op
 // (spec §7, the same for every target) is computed from flit0 and kept per buffer.
@@ -12,10 +12,10 @@
 // that stage's own registers: T0 (target walk), T1 (the TLB key's AIdx), and the issue stage
 // (the job at its start and the job in flight). The payloads are the exception: they are
 // MemLines dysharp_ram_1r1w banks (line l of buffer s in bank l % MemLines, word
-// s * PayRows + l / MemLines: 16 words each at the default MemLines 4, the smallest SRAM macro),
-// read with a registered read at the issue stage's next job slot and line (pay_slot_i,
-// pay_line_i, always a multiple of MemLines), so that job_pay_o holds the MemLines lines from
-// the job's line in the cycle the job is there. A buffer is only read while it is full (and never
+// s * PayRows + l / MemLines: 16 words each at the default MemLines 4), read with a registered
+// read at the issue stage's next job slot and line (pay_slot_i, pay_line_i, always a multiple of
+// MemLines), so that job_pay_o holds the MemLines lines from the job's line in the cycle the job
+// is there. A buffer is only read while it is full (and never
 // written then), so reads and writes of the same buffer never meet; a read of a buffer that is
 // not full (the next job slot of an idle issue stage) is never used.
 
