@@ -306,6 +306,19 @@ package dysharp_fp_pkg;
     return r;
   endfunction
 
+  // One lane of a reduction step: acc op x (x already widened to f32); with native set and a
+  // 16-bit dtype the result is rounded to dtype and widened back (dysharp_fp_acc_lane).
+  function automatic logic [31:0] fp_lane_step(input logic [1:0] dtype, input logic [1:0] rop,
+                                               input logic native, input logic [31:0] acc,
+                                               input logic [31:0] x);
+    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
+    /* verilator no_inline_task */
+    logic [31:0] r;
+    r = fp_combine(rop, acc, x);
+    if (native && fp_is16(dtype)) r = fp_widen(dtype, fp_narrow(dtype, r));
+    return r;
+  endfunction
+
   // First input of a reduction: every lane widened to f32, a NaN lane as the canonical f32 NaN.
   function automatic logic [FpAccBits-1:0] fp_acc_init(input logic [1:0] dtype, input flit_t x);
     // Keep as a call in Verilator: inlining every use multiplies the C++ size.
@@ -329,8 +342,7 @@ package dysharp_fp_pkg;
     logic [FpAccBits-1:0] acc_n;
     logic [31:0]          r;
     for (int unsigned i = 0; i < FpAccLanes; i++) begin
-      r = fp_combine(rop, acc[32*i +: 32], fp_flit_lane(dtype, x, i));
-      if (native && fp_is16(dtype)) r = fp_widen(dtype, fp_narrow(dtype, r));
+      r = fp_lane_step(dtype, rop, native, acc[32*i +: 32], fp_flit_lane(dtype, x, i));
       if (!fp_is16(dtype) && i >= FpAccLanes / 2) r = 32'h0;
       acc_n[32*i +: 32] = r;
     end

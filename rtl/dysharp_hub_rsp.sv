@@ -90,17 +90,28 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   // per line of the beat. Lines past the beat's count are not computed (left zero).
   assign acc_row = $bits(acc_row)'(32'(tag_i.line) / MemLines);
 
-  always_comb begin
-    logic first_in;
-    first_in = tag_i.kind inside {RdFinInit, RdAccInit};
-    for (int unsigned i = 0; i < MemLines; i++) begin
-      acc_new[i] = '0;
+  logic first_in;
+  assign first_in = tag_i.kind inside {RdFinInit, RdAccInit};
+  for (genvar i = 0; i < MemLines; i++) begin : g_acc_line
+    logic                 en;
+    logic [FpAccBits-1:0] acc;
+    assign en = rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw});
+    // One dysharp_fp_acc_flit per line (the area flow synthesizes one lane once).
+    dysharp_fp_acc_flit u_acc (
+      .en_i     (en),
+      .init_i   (first_in),
+      .dtype_i  (tag_i.dtype),
+      .rop_i    (tag_i.rop),
+      .native_i (tag_i.native),
+      .acc_i    (acc_q[acc_row][i]),
+      .x_i      (rsp_d_q[128*i +: 128]),
+      .acc_o    (acc)
+    );
+    assign acc_new[i] = en ? acc : '0;
+    always_comb begin
       acc_fin[i] = '0;
-      if (rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw})) begin
-        acc_new[i] = first_in ? fp_acc_init(tag_i.dtype, rsp_d_q[128*i +: 128]) :
-                                fp_acc_step(tag_i.dtype, tag_i.rop, tag_i.native,
-                                            acc_q[acc_row][i], rsp_d_q[128*i +: 128]);
-        acc_fin[i] = fp_acc_finish(tag_i.dtype, acc_new[i]);
+      if (en) begin
+        acc_fin[i] = fp_acc_finish(tag_i.dtype, acc);
       end
     end
   end

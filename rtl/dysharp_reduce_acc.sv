@@ -4,7 +4,8 @@
 // result does not depend on the order in which the partials arrived.
 //
 // One per result engine of dysharp_reduce_unit (from its stage C). Its own module so that
-// synthesis takes an engine's chained steps as one block (docs/area.md).
+// synthesis takes an engine's chained steps as one block (docs/area.md); each step is a
+// dysharp_fp_acc_flit of dysharp_fp_acc_lane instances, synthesized once.
 //
 // Pipelined over the ports (the order is architectural, so the chain is cut, not rebalanced as a
 // tree): Stages stages, stage s reducing ports [s*PortsPerStage, (s+1)*PortsPerStage) into the
@@ -66,19 +67,36 @@ module dysharp_reduce_acc
       end
     end
 
-    always_comb begin
-      acc_out     = acc_in;
-      started_out = started_in;
-      for (int unsigned p = Lo; p < Hi; p++) begin
-        if (op.exp[p]) begin
-          if (started_out) begin
-            acc_out = fp_acc_step(op.dtype, op.rop, op.acc, acc_out, data[p]);
-          end else begin
-            acc_out = fp_acc_init(op.dtype, data[p]);
-          end
-          started_out = 1'b1;
-        end
-      end
+    // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one lane once):
+    // the first expected port initialises the accumulator, every later one steps it.
+    logic [FpAccBits-1:0] acc_c     [Lo:Hi];   // acc_c[p]: after the ports before p
+    logic                 started_c [Lo:Hi];
+    assign acc_c[Lo]     = acc_in;
+    assign started_c[Lo] = started_in;
+    for (genvar p = Lo; p < Hi; p++) begin : g_port
+      dysharp_fp_acc_flit u_step (
+        .en_i     (op.exp[p]),
+        .init_i   (!started_c[p]),
+        .dtype_i  (op.dtype),
+        .rop_i    (op.rop),
+        .native_i (op.acc),
+        .acc_i    (acc_c[p]),
+        .x_i      (data[p]),
+        .acc_o    (acc_c[p+1])
+      );
+      assign started_c[p+1] = started_c[p] || op.exp[p];
+    end
+    assign acc_out     = acc_c[Hi];
+    assign started_out = started_c[Hi];
+
+    // The ports of earlier stages (zero here), and the last stage's `started`.
+    if (Lo > 0) begin : g_unused_lo
+      logic unused_lo;
+      assign unused_lo = ^data[Lo-1:0];
+    end
+    if (s == Stages - 1) begin : g_unused_started
+      logic unused_started;
+      assign unused_started = started_out;
     end
   end
 

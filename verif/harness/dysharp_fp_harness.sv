@@ -13,6 +13,8 @@ module dysharp_fp_harness
   input  logic [1:0]   dtype_i,
   input  logic [1:0]   rop_i,
   input  logic         native_i,
+  input  logic         en_i,          // dysharp_fp_acc_flit's enable
+  input  logic         init_i,        // ... and first input
   input  logic [255:0] acc_i,
   input  logic [127:0] x_i,
   input  logic [31:0]  a_i,
@@ -20,12 +22,24 @@ module dysharp_fp_harness
   output logic [255:0] acc_init_o,    // fp_acc_init(dtype_i, x_i)
   output logic [255:0] acc_step_o,    // fp_acc_step(dtype_i, rop_i, native_i, acc_i, x_i)
   output logic [127:0] acc_finish_o,  // fp_acc_finish(dtype_i, acc_i)
+  output logic [255:0] acc_flit_o,    // dysharp_fp_acc_flit (the module the RTL instantiates)
   output logic [31:0]  add_o,         // fp_add(a_i, b_i)
   output logic [31:0]  min_o,         // fp_min(a_i, b_i)
   output logic [31:0]  max_o,         // fp_max(a_i, b_i)
   output logic [31:0]  widen_o,       // fp_widen(dtype_i, a_i)
   output logic [31:0]  narrow_o       // fp_narrow(dtype_i, a_i)
 );
+
+  dysharp_fp_acc_flit u_flit (
+    .en_i     (en_i),
+    .init_i   (init_i),
+    .dtype_i  (dtype_i),
+    .rop_i    (rop_i),
+    .native_i (native_i),
+    .acc_i    (acc_i),
+    .x_i      (x_i),
+    .acc_o    (acc_flit_o)
+  );
 
   always_comb begin
     acc_init_o   = fp_acc_init(dtype_i, x_i);

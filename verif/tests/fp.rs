@@ -6,7 +6,7 @@
 use dysharp_sim::numerics::{
     combine_f32, from_f32, reduce_values, to_f32, AccMode, DType, ReduceOp,
 };
-use dysharp_verif::Sim;
+use dysharp_verif::{Port, Sim};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -147,6 +147,12 @@ fn flit_reductions_match_golden() {
     let init = sim.output("acc_init_o").unwrap();
     let step = sim.output("acc_step_o").unwrap();
     let finish = sim.output("acc_finish_o").unwrap();
+    // dysharp_fp_acc_flit, the module the RTL instantiates, must equal the functions.
+    let (en_i, init_i) = (p("en_i"), p("init_i"));
+    let flit = sim.output("acc_flit_o").unwrap();
+    let words = |sim: &Sim, o: Port| -> Vec<u32> {
+        (0..8).map(|k| sim.get_bits(o, 32 * k, 32) as u32).collect()
+    };
     let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ 2);
     let n = cases() / 20;
     for case in 0..n {
@@ -163,19 +169,37 @@ fn flit_reductions_match_golden() {
         sim.set(native, (acc == AccMode::Native) as u128);
         // init with input 0, then step through the rest, then finish.
         sim.set(x_i, flit_of(dt, &vals[0]));
+        sim.set(en_i, 1);
+        sim.set(init_i, 1);
         sim.settle().unwrap();
-        let mut accw: Vec<u32> = (0..8)
-            .map(|k| sim.get_bits(init, 32 * k, 32) as u32)
-            .collect();
+        let mut accw = words(&sim, init);
+        assert_eq!(
+            words(&sim, flit),
+            accw,
+            "dysharp_fp_acc_flit init {dt:?}: module against fp_acc_init (seed {SEED:#x}, case {case})"
+        );
+        sim.set(init_i, 0);
         for v in &vals[1..] {
             for (k, w) in accw.iter().enumerate() {
                 sim.set_bits(acc_i, 32 * k, 32, *w as u128);
             }
             sim.set(x_i, flit_of(dt, v));
+            sim.set(en_i, 0);
             sim.settle().unwrap();
-            accw = (0..8)
-                .map(|k| sim.get_bits(step, 32 * k, 32) as u32)
-                .collect();
+            assert_eq!(
+                words(&sim, flit),
+                accw,
+                "dysharp_fp_acc_flit without en_i must pass acc_i (seed {SEED:#x}, case {case})"
+            );
+            sim.set(en_i, 1);
+            sim.settle().unwrap();
+            let before = accw;
+            accw = words(&sim, step);
+            assert_eq!(
+                words(&sim, flit),
+                accw,
+                "dysharp_fp_acc_flit step {dt:?} {op:?} {acc:?} from {before:x?}: module against fp_acc_step (seed {SEED:#x}, case {case})"
+            );
         }
         for (k, w) in accw.iter().enumerate() {
             sim.set_bits(acc_i, 32 * k, 32, *w as u128);
