@@ -69,11 +69,19 @@ module dysharp_reduce_acc
 
     // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one lane once):
     // the first expected port initialises the accumulator, every later one steps it.
-    logic [FpAccBits-1:0] acc_c     [Lo:Hi];   // acc_c[p]: after the ports before p
-    logic                 started_c [Lo:Hi];
+    logic [FpAccBits-1:0] acc_c     [Lo:Hi] /* verilator split_var */;  // after the ports before p
+    logic                 started_c [Lo:Hi] /* verilator split_var */;
+    // Port 0 can only start a reduction (no step: no adder), the others start or step it.
+    localparam int unsigned StepLo = (s == 0) ? 1 : Lo;
+    if (s == 0) begin : g_port0
+      assign acc_c[1]     = op.exp[0] ? fp_acc_init(op.dtype, data[0]) : acc_in;
+      assign started_c[1] = op.exp[0];
+      logic unused_started0;
+      assign unused_started0 = started_in;   // 0 in the first stage
+    end
     assign acc_c[Lo]     = acc_in;
     assign started_c[Lo] = started_in;
-    for (genvar p = Lo; p < Hi; p++) begin : g_port
+    for (genvar p = StepLo; p < Hi; p++) begin : g_port
       dysharp_fp_acc_flit u_step (
         .en_i     (op.exp[p]),
         .init_i   (!started_c[p]),
