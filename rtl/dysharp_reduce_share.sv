@@ -1,0 +1,718 @@
+// dysharp_reduce_share: one requester's share of the switch's load-reduce table, and its result
+// engine (docs/spec.md §5.3, §5.5, §5.6, §6, §9; docs/architecture.md "Reduction unit"; golden
+// model: `Switch::partial`). dysharp_reduce_unit holds one per requester port q_i, and one
+// dysharp_reduce_rx per port that returns partials; the behaviour is described there.
+//
+// Here: the entries' keys of share q_i in flip-flops (valid, tag, len, expected / answered /
+// failed ports, age, quarantine), the allocation port of requester q_i (the lowest free entry; a
+// pending (requester, tag) waits), the key updates of the partial receivers, the banks bank[q_i][p]
+// (written by port p's receiver, read by this engine) and the info RAM, and the result engine
+// (pick round robin among the completed entries, stage I, stage C, the reduction of
+// dysharp_reduce_acc, the output FIFO). Its own module so that synthesis does one share once
+// (docs/area.md); q_i is a port, not a parameter, so that every share is the same module.
+
+module dysharp_reduce_share
+  import dysharp_pkg::*;
+  import dysharp_fp_pkg::*;
+#(
+  parameter int unsigned NumPorts   = 8,
+  parameter int unsigned RedEntries = 256,
+  parameter int unsigned RedTimeout = 65536,
+  parameter int unsigned AccStages  = 2,
+  localparam int unsigned Share     = RedEntries / NumPorts,
+  localparam int unsigned IdxW      = (Share > 1) ? $clog2(Share) : 1,
+  localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1,
+  localparam int unsigned AddrW     = (Share * MaxLen > 1) ? $clog2(Share * MaxLen) : 1
+) (
+  input  logic                                 clk_i,
+  // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
+  // synchronously; that use is verification-only.
+  /* verilator lint_off SYNCASYNCNET */
+  input  logic                                 rst_ni,
+  /* verilator lint_on SYNCASYNCNET */
+  input  logic [PortW-1:0]                     q_i,          // the requester (a constant)
+  input  logic                                 tick_i,       // the bounded wait's epoch ends
+  // Allocation (requester q_i's request forwarder). alloc_hdr_i.src_port must be q_i.
+  input  logic                                 alloc_valid_i,
+  output logic                                 alloc_ready_o,
+  input  flit_t                                alloc_hdr_i,
+  input  logic [NumPorts-1:0]                  alloc_ports_i,
+  // Key updates of every port's receiver (applied when the share is q_i).
+  input  logic [NumPorts-1:0]                  rx_got_v_i,   // port p's partial is complete
+  input  logic [NumPorts-1:0]                  rx_err_v_i,   // port p's partial failed
+  input  logic [NumPorts-1:0][PortW-1:0]       rx_share_i,
+  input  logic [NumPorts-1:0][IdxW-1:0]        rx_idx_i,
+  // Port p is inside a matched partial (flit0 taken, last flit not yet) of entry
+  // (rx_in_share_i[p], rx_in_idx_i[p]) (registered: never freed or timed out meanwhile).
+  input  logic [NumPorts-1:0]                  rx_inside_i,
+  input  logic [NumPorts-1:0][PortW-1:0]       rx_in_share_i,
+  input  logic [NumPorts-1:0][IdxW-1:0]        rx_in_idx_i,
+  // Bank writes of every port's receiver (to bank[q_i][p] when bw_q_i[p] is q_i).
+  input  logic [NumPorts-1:0]                  bw_v_i,
+  input  logic [NumPorts-1:0][PortW-1:0]       bw_q_i,
+  input  logic [NumPorts-1:0][AddrW-1:0]       bw_addr_i,
+  input  flit_t [NumPorts-1:0]                 bw_data_i,
+  // The keys, for the receivers' match.
+  output logic [Share-1:0]                     valid_o,
+  output logic [Share-1:0][TagWidth-1:0]       tag_o,
+  output logic [Share-1:0][LenWidth-1:0]       len_o,
+  output logic [Share-1:0][NumPorts-1:0]       exp_o,
+  output logic [Share-1:0][NumPorts-1:0]       got_o,
+  // An entry is freed this cycle (a partial's flit0 that meets it is an orphan).
+  output logic                                 free_v_o,
+  output logic [IdxW-1:0]                      free_idx_o,
+  // Results (RSP_REDUCE / RSP_ERROR) for requester q_i.
+  output logic                                 res_valid_o,
+  input  logic                                 res_ready_i,
+  output flit_t                                res_data_o,
+  output logic                                 res_last_o,
+  // Events, as dysharp_reduce_unit's tmo_o / expire_o / evt_tag_o / evt_port_o for q_i.
+  output logic                                 tmo_o,
+  output logic                                 expire_o,
+  output logic [TagWidth-1:0]                  evt_tag_o,
+  output logic [SrcPortWidth-1:0]              evt_port_o
+);
+
+  localparam int unsigned SlotW  = $clog2(MaxLen);                 // payload flit index
+  localparam int unsigned CntW   = $clog2(MaxLen + 1);             // 0..MaxLen
+  localparam int unsigned Depth  = Share * MaxLen;                 // flits per bank
+  localparam int unsigned InfoD  = (Share > 1) ? Share : 2;        // the RAM needs two words
+  localparam int unsigned InfoAW = (InfoD > 1) ? $clog2(InfoD) : 1;
+  localparam int unsigned OutD   = 3 + AccStages;                  // output FIFO (flits)
+  localparam bit          TmoOn  = RedTimeout != 0;
+
+  typedef logic [IdxW-1:0]     idx_t;
+  typedef logic [AddrW-1:0]    addr_t;
+  typedef logic [NumPorts-1:0] pmask_t;
+
+  // The request fields kept in the info RAM.
+  typedef struct packed {
+    logic [MaddrWidth-1:0] maddr;
+    logic [DtypeWidth-1:0] dtype;
+    logic [RopWidth-1:0]   rop;
+    logic                  acc;
+    logic                  stage;
+  } info_t;
+
+  // Storage address of payload flit `slot` of entry `e` in a bank.
+  function automatic addr_t addr_f(input idx_t e, input logic [SlotW-1:0] slot);
+    return addr_t'(e) * addr_t'(MaxLen) + addr_t'(slot);
+  endfunction
+
+  // Lowest set bit of a port mask (0 if none).
+  function automatic logic [PortW-1:0] lowest_f(input pmask_t m);
+    logic [PortW-1:0] r;
+    r = '0;
+    for (int unsigned p = NumPorts; p > 0; p--) begin
+      if (m[p-1]) begin
+        r = PortW'(p - 1);
+      end
+    end
+    return r;
+  endfunction
+
+  //////////////////////////////////
+  // Entry keys (flip-flops)      //
+  //////////////////////////////////
+
+  logic [Share-1:0]      valid_q;
+  logic [TagWidth-1:0]   tag_q   [Share];
+  logic [LenWidth-1:0]   len_q   [Share];
+  pmask_t                exp_q   [Share];   // ports expected to answer
+  pmask_t                got_q   [Share];   // ports that have answered
+  pmask_t                err_q   [Share];   // ports whose partial failed
+  logic [1:0]            age_q   [Share];   // epochs since allocation (saturating)
+  logic [Share-1:0]      zomb_q;            // timed out, quarantined
+  logic                  tick;
+
+  logic                  alloc_fire;
+  idx_t                  alloc_idx;
+  info_t                 alloc_info;
+  logic                  free_v;            // the engine frees an entry this cycle
+  idx_t                  free_idx;
+  logic                  tmo_v;             // the engine times an entry out
+
+  assign tick = tick_i;
+  always_comb begin
+    for (int unsigned e = 0; e < Share; e++) begin
+      tag_o[e] = tag_q[e];
+      len_o[e] = len_q[e];
+      exp_o[e] = exp_q[e];
+      got_o[e] = got_q[e];
+    end
+  end
+  assign valid_o    = valid_q;
+  assign free_v_o   = free_v;
+  assign free_idx_o = free_idx;
+
+  // Entries with a partial half received (never timed out or freed).
+  logic [Share-1:0] inflight;
+  always_comb begin
+    inflight = '0;
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      if (rx_inside_i[p] && (rx_in_share_i[p] == q_i)) begin
+        inflight[rx_in_idx_i[p]] = 1'b1;
+      end
+    end
+  end
+
+  ///////////////////
+  // Allocation    //
+  ///////////////////
+
+  hdr_t       hdr;
+  logic       has_free;
+  logic       dup;
+  assign hdr = hdr_t'(alloc_hdr_i);
+
+  always_comb begin
+    has_free  = 1'b0;
+    alloc_idx = '0;
+    dup       = 1'b0;
+    for (int unsigned e = Share; e > 0; e--) begin   // lowest free entry wins
+      if (!valid_q[e-1]) begin
+        has_free  = 1'b1;
+        alloc_idx = idx_t'(e - 1);
+      end
+    end
+    for (int unsigned e = 0; e < Share; e++) begin
+      if (valid_q[e] && (tag_q[e] == hdr.tag)) begin
+        dup = 1'b1;
+      end
+    end
+  end
+
+  // A second ld_reduce with a pending (requester, tag) waits for the first (spec §5.3).
+  assign alloc_ready_o = has_free && !dup;
+  assign alloc_fire    = alloc_valid_i && alloc_ready_o;
+`ifndef SYNTHESIS
+  // Functional coverage (docs/verification.md): a full share, a same-tag wait, and every
+  // ld_reduce op x dtype x reduce op x accumulation that allocates an entry.
+  c_share_full: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i && !has_free);
+  c_same_tag_wait: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i && has_free && dup);
+  c_mc_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_mc_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_mc_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_mc_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_mc_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_mc_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  c_mc_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_mc_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_mc_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_mc_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_mc_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_mc_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  c_mc_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_mc_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_mc_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_mc_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_mc_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_mc_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  c_dyn_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_dyn_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_dyn_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_dyn_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_dyn_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_dyn_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  c_dyn_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_dyn_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_dyn_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_dyn_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_dyn_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_dyn_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  c_dyn_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
+  c_dyn_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
+  c_dyn_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
+  c_dyn_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
+  c_dyn_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
+  c_dyn_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+`endif
+
+  always_comb begin
+    alloc_info.maddr = hdr.maddr;
+    alloc_info.dtype = hdr.dtype;
+    alloc_info.rop   = hdr.rop;
+    alloc_info.acc   = hdr.acc;
+    alloc_info.stage = hdr.stage;
+  end
+
+  // Header fields of the allocation request the table does not keep.
+  logic unused_hdr;
+  assign unused_hdr = ^{hdr.hcc, hdr.rsvd, hdr.ecode, hdr.route, hdr.tcount, hdr.opcode,
+                        hdr.src_port};
+
+  ///////////////////
+  // Result engine //
+  ///////////////////
+
+  // Completed entries of share q.
+  logic [Share-1:0]    rdy;
+  logic [Share-1:0]    unused_gnt;
+  logic                unused_pick_valid;
+  idx_t                pick_i;
+  logic                pick_v;
+
+  // Stage I: the entry being issued.
+  logic                busy_q;                      // issuing the payload of cur_i_q
+  idx_t                cur_i_q, cur_i_d;
+  logic [LenWidth-1:0] cur_len_q, cur_len_d;
+  pmask_t              cur_exp_q, cur_exp_d;
+  logic                cur_err_q, cur_err_d;
+  logic                cur_tmo_q, cur_tmo_d;        // a timeout answer
+  logic [PortW-1:0]    cur_ep_q, cur_ep_d;          // lowest failed port
+  logic [CntW-1:0]     op_q;                        // next payload slot + 1 (busy)
+  logic                can_issue, issue, issue_hdr, issue_last, fifo_in_ready;
+  logic [SlotW-1:0]    rd_slot;
+  idx_t                rd_i;
+  logic [$clog2(OutD+1)-1:0] fifo_usage;
+
+  // Stage C: the op whose RAM data is on the banks' outputs. Its flit leaves the reduction
+  // pipeline AccStages - 1 cycles later (stage O; flit0, last, valid carried alongside).
+  logic                c_v_q, c_hdr_q, c_last_q;
+  flit_t [NumPorts-1:0] b_rdata;
+  info_t               info_rdata;
+  hdr_t                f0;
+  flit_t               payload;
+  logic                o_v, o_hdr, o_last;
+  flit_t               o_f0;
+  logic [$clog2(AccStages+1)-1:0] acc_infl;     // ops in stage C and the reduction pipeline
+
+  // Ready: every expected port has answered (a result, or the end of a quarantine), or old
+  // with no partial half received (a timeout, or a quarantine that expires).
+  always_comb begin
+    for (int unsigned e = 0; e < Share; e++) begin
+      rdy[e] = valid_q[e] && ((got_q[e] == exp_q[e]) ||
+               (TmoOn && (age_q[e] == 2'd3) && !inflight[e]));
+    end
+  end
+
+  // Credits: the ops in stage C and the reduction pipeline and the FIFO's words must leave
+  // room for this one.
+  assign can_issue = 32'(fifo_usage) + 32'(acc_infl) < OutD;
+  assign pick_v    = !busy_q && (|rdy) && can_issue;
+
+  // What the picked entry needs: its result, a timeout answer, or (quarantined) only its free.
+  logic   p_done, p_zomb, pick_res, pick_tmo, pick_free;
+  pmask_t p_missing;
+  assign p_done    = got_q[pick_i] == exp_q[pick_i];
+  assign p_zomb    = zomb_q[pick_i];
+  assign p_missing = exp_q[pick_i] & ~got_q[pick_i];
+  assign pick_res  = pick_v && !p_zomb && p_done;
+  assign pick_tmo  = pick_v && !p_zomb && !p_done;
+  assign pick_free = pick_v && p_zomb;
+  assign tmo_v  = pick_tmo;
+
+  assign tmo_o      = pick_tmo;
+  assign expire_o   = pick_free && !p_done;
+  assign evt_tag_o  = tag_q[pick_i];
+  assign evt_port_o = SrcPortWidth'(lowest_f(p_missing));
+
+  if (Share > 1) begin : g_pick_rr
+    dysharp_rr_arb #(
+      .N (Share)
+    ) u_pick (
+      .clk_i   (clk_i),
+      .rst_ni  (rst_ni),
+      .req_i   (rdy),
+      .lock_i  (1'b0),
+      .ack_i   (pick_v),
+      .gnt_o   (unused_gnt),
+      .idx_o   (pick_i),
+      .valid_o (unused_pick_valid)
+    );
+  end else begin : g_pick_one
+    assign pick_i            = '0;
+    assign unused_gnt        = rdy;
+    assign unused_pick_valid = 1'b0;
+  end
+
+  assign issue_hdr  = pick_res || pick_tmo;
+  assign issue      = issue_hdr || (busy_q && can_issue);
+  assign rd_i       = busy_q ? cur_i_q : pick_i;
+  assign rd_slot    = busy_q ? SlotW'(op_q - CntW'(1)) : '0;
+
+  always_comb begin
+    cur_i_d   = cur_i_q;
+    cur_len_d = cur_len_q;
+    cur_exp_d = cur_exp_q;
+    cur_err_d = cur_err_q;
+    cur_tmo_d = cur_tmo_q;
+    cur_ep_d  = cur_ep_q;
+    if (issue_hdr) begin
+      cur_i_d   = pick_i;
+      cur_len_d = len_q[pick_i];
+      cur_exp_d = exp_q[pick_i];
+      cur_err_d = pick_tmo || (err_q[pick_i] != '0);
+      cur_tmo_d = pick_tmo;
+      cur_ep_d  = pick_tmo ? lowest_f(p_missing) : lowest_f(err_q[pick_i]);
+    end
+    // flit0 of a failed or timed-out entry is its only flit; otherwise the last payload flit
+    // ends it.
+    issue_last = issue_hdr ? (pick_tmo || (err_q[pick_i] != '0))
+                           : (busy_q && (op_q == CntW'(cur_len_q)));
+  end
+
+  // A result frees its entry with its last flit; a timeout keeps it (quarantined).
+  assign free_v   = pick_free || (issue && issue_last && !pick_tmo);
+  assign free_idx = rd_i;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      busy_q    <= 1'b0;
+      op_q      <= '0;
+      cur_i_q   <= '0;
+      cur_len_q <= '0;
+      cur_exp_q <= '0;
+      cur_err_q <= 1'b0;
+      cur_tmo_q <= 1'b0;
+      cur_ep_q  <= '0;
+      c_v_q     <= 1'b0;
+      c_hdr_q   <= 1'b0;
+      c_last_q  <= 1'b0;
+    end else begin
+      cur_i_q   <= cur_i_d;
+      cur_len_q <= cur_len_d;
+      cur_exp_q <= cur_exp_d;
+      cur_err_q <= cur_err_d;
+      cur_tmo_q <= cur_tmo_d;
+      cur_ep_q  <= cur_ep_d;
+      if (issue) begin
+        busy_q <= !issue_last;
+        op_q   <= pick_v ? CntW'(1) : op_q + CntW'(1);
+      end
+      c_v_q    <= issue;
+      c_hdr_q  <= issue_hdr;
+      c_last_q <= issue && issue_last;
+    end
+  end
+
+  // Banks of share q: port p's partials, read at (entry, slot) by this engine.
+  for (genvar p = 0; p < NumPorts; p++) begin : g_bank
+    dysharp_ram_1r1w #(
+      .Width (FlitBits),
+      .Depth (Depth)
+    ) u_bank (
+      .clk_i   (clk_i),
+      .we_i    (bw_v_i[p] && (bw_q_i[p] == q_i)),
+      .waddr_i (bw_addr_i[p]),
+      .wdata_i (bw_data_i[p]),
+      .re_i    (issue),
+      .raddr_i (addr_f(rd_i, rd_slot)),
+      .rdata_o (b_rdata[p])
+    );
+  end
+
+  // Request fields of share q's entries; read with flit0, held for the payload.
+  logic [$bits(info_t)-1:0] info_word;
+  dysharp_ram_1r1w #(
+    .Width ($bits(info_t)),
+    .Depth (InfoD)
+  ) u_info (
+    .clk_i   (clk_i),
+    .we_i    (alloc_fire),
+    .waddr_i (InfoAW'(alloc_idx)),
+    .wdata_i (alloc_info),
+    .re_i    (issue_hdr),
+    .raddr_i (InfoAW'(pick_i)),
+    .rdata_o (info_word)
+  );
+  assign info_rdata = info_t'(info_word);
+
+  // flit0 of the result (compare `response()` / `error_response()` in sim/src/hub/mod.rs).
+  always_comb begin
+    f0 = '0;
+    f0.maddr = info_rdata.maddr;
+    f0.tag   = tag_q[cur_i_q];
+    f0.route = RouteWidth'(q_i);
+    if (cur_err_q) begin
+      f0.opcode   = OpRspError;
+      f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout)
+                              : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
+      f0.src_port = SrcPortWidth'(cur_ep_q);
+    end else begin
+      f0.opcode   = OpRspReduce;
+      f0.stage    = info_rdata.stage;
+      f0.len      = cur_len_q;
+      f0.dtype    = info_rdata.dtype;
+      f0.rop      = info_rdata.rop;
+      f0.acc      = info_rdata.acc;
+      f0.src_port = SrcPortWidth'(q_i);
+    end
+    f0.hcc = hcc_f(flit_t'(f0));
+  end
+
+  // A payload flit: the expected ports' stored flits reduced in ascending port order, in
+  // AccStages pipeline stages.
+  dysharp_reduce_acc #(
+    .NumPorts (NumPorts),
+    .Stages   (AccStages)
+  ) u_acc (
+    .clk_i     (clk_i),
+    .dtype_i   (info_rdata.dtype),
+    .rop_i     (info_rdata.rop),
+    .acc_i     (info_rdata.acc),
+    .exp_i     (cur_exp_q),
+    .data_i    (b_rdata),
+    .payload_o (payload)
+  );
+
+  // What goes with the flit through the reduction pipeline: valid, flit0 (computed in stage C,
+  // from the cur_* registers a new entry overwrites), last.
+  if (AccStages > 1) begin : g_acc_pipe
+    logic [AccStages-2:0] pv_q, ph_q, pl_q;
+    flit_t                pf_q [AccStages-1];
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        pv_q <= '0;
+      end else begin
+        pv_q[0] <= c_v_q;
+        for (int unsigned s = 1; s < AccStages - 1; s++) begin
+          pv_q[s] <= pv_q[s-1];
+        end
+      end
+    end
+    // Data only: read while the matching pv_q bit is set.
+    always_ff @(posedge clk_i) begin
+      ph_q[0] <= c_hdr_q;
+      pl_q[0] <= c_last_q;
+      pf_q[0] <= flit_t'(f0);
+      for (int unsigned s = 1; s < AccStages - 1; s++) begin
+        ph_q[s] <= ph_q[s-1];
+        pl_q[s] <= pl_q[s-1];
+        pf_q[s] <= pf_q[s-1];
+      end
+    end
+    assign o_v    = pv_q[AccStages-2];
+    assign o_hdr  = ph_q[AccStages-2];
+    assign o_last = pl_q[AccStages-2];
+    assign o_f0   = pf_q[AccStages-2];
+    always_comb begin
+      acc_infl = $bits(acc_infl)'(c_v_q);
+      for (int unsigned s = 0; s < AccStages - 1; s++) begin
+        acc_infl = acc_infl + $bits(acc_infl)'(pv_q[s]);
+      end
+    end
+  end else begin : g_acc_comb
+    assign o_v      = c_v_q;
+    assign o_hdr    = c_hdr_q;
+    assign o_last   = c_last_q;
+    assign o_f0     = flit_t'(f0);
+    assign acc_infl = $bits(acc_infl)'(c_v_q);
+  end
+
+  logic [FlitBits:0] out_word;
+  dysharp_fifo #(
+    .Width (FlitBits + 1),
+    .Depth (OutD)
+  ) u_out (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (o_v),
+    .in_ready_o  (fifo_in_ready),
+    .in_data_i   ({o_last, o_hdr ? o_f0 : payload}),
+    .out_valid_o (res_valid_o),
+    .out_ready_i (res_ready_i),
+    .out_data_o  (out_word),
+    .usage_o     (fifo_usage)
+  );
+  assign res_data_o = out_word[FlitBits-1:0];
+  assign res_last_o = out_word[FlitBits];
+
+`ifndef SYNTHESIS
+  // The credit rule keeps room for every op in flight.
+  a_fifo_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      o_v |-> fifo_in_ready)
+    else $error("reduce_unit: result FIFO %0d overflows", q_i);
+  // The tag of a result is read from the keys: the entry must still hold it in stage C, so an
+  // entry is never reallocated within a cycle of its last flit's issue.
+  a_busy_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      busy_q |-> valid_q[cur_i_q] && rdy[cur_i_q])
+    else $error("reduce_unit: engine %0d lost its entry mid-packet", q_i);
+`else
+  logic unused_fifo_ready;
+  assign unused_fifo_ready = fifo_in_ready;
+`endif
+
+  ///////////////////////////
+  // Entry state update    //
+  ///////////////////////////
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= '0;
+      for (int unsigned e = 0; e < Share; e++) begin
+        tag_q[e] <= '0;
+        len_q[e] <= '0;
+        exp_q[e] <= '0;
+        got_q[e] <= '0;
+        err_q[e] <= '0;
+        age_q[e] <= '0;
+      end
+      zomb_q <= '0;
+    end else begin
+      if (tick) begin
+        for (int unsigned e = 0; e < Share; e++) begin
+          if (valid_q[e] && (age_q[e] != 2'd3)) begin
+            age_q[e] <= age_q[e] + 2'd1;
+          end
+        end
+      end
+      for (int unsigned p = 0; p < NumPorts; p++) begin
+        if (rx_got_v_i[p] && (rx_share_i[p] == q_i)) begin
+          got_q[rx_idx_i[p]][p] <= 1'b1;
+        end
+        if (rx_err_v_i[p] && (rx_share_i[p] == q_i)) begin
+          err_q[rx_idx_i[p]][p] <= 1'b1;
+        end
+      end
+      if (tmo_v) begin
+        zomb_q[free_idx] <= 1'b1;
+        age_q[free_idx]  <= '0;
+      end
+      if (free_v) begin
+        valid_q[free_idx] <= 1'b0;
+        got_q[free_idx]   <= '0;
+        err_q[free_idx]   <= '0;
+        zomb_q[free_idx]  <= 1'b0;
+        age_q[free_idx]   <= '0;
+      end
+      if (alloc_fire) begin
+        valid_q[alloc_idx] <= 1'b1;
+        tag_q[alloc_idx]   <= hdr.tag;
+        len_q[alloc_idx]   <= hdr.len;
+        exp_q[alloc_idx]   <= alloc_ports_i;
+        got_q[alloc_idx]   <= '0;
+        err_q[alloc_idx]   <= '0;
+        zomb_q[alloc_idx]  <= 1'b0;
+        age_q[alloc_idx]   <= '0;
+      end
+    end
+  end
+
+  ////////////////
+  // Assertions //
+  ////////////////
+
+`ifndef SYNTHESIS
+  // Packet length checker of the result stream.
+  logic [CntW-1:0] sva_res_cnt_q;   // flits of the current packet already accepted
+  logic [CntW-1:0] sva_res_len_q;   // its expected flit count minus one
+
+  hdr_t            res_hdr;
+  logic [CntW-1:0] want;   // expected flit count minus one of the packet in flight
+  assign res_hdr = hdr_t'(res_data_o);
+  assign want    = (sva_res_cnt_q == '0) ?
+                   ((res_hdr.opcode == OpRspReduce) ? CntW'(res_hdr.len) : '0) :
+                   sva_res_len_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sva_res_cnt_q <= '0;
+      sva_res_len_q <= '0;
+    end else if (res_valid_o && res_ready_i) begin
+      sva_res_len_q <= want;
+      sva_res_cnt_q <= res_last_o ? '0 : sva_res_cnt_q + CntW'(1);
+    end
+  end
+
+  // Shadow registers of the previous cycle (no $past / $stable: the pinned simulator, Verilator
+  // 5.048, mixed up their sampled values between the iterations of a generate loop, where these
+  // checks were; kept so for every instance).
+  logic                stalled_q;    // the previous cycle offered a flit that was not taken
+  logic [FlitBits-1:0] stall_data_q;
+  logic                stall_last_q;
+  always_ff @(posedge clk_i) begin
+    stalled_q    <= res_valid_o && !res_ready_i;
+    stall_data_q <= res_data_o;
+    stall_last_q <= res_last_o;
+  end
+
+  // No drop, no change under stall.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      stalled_q |->
+      res_valid_o && (res_data_o == stall_data_q) && (res_last_o == stall_last_q))
+    else $error("reduce_unit: result stream %0d changed under stall", q_i);
+
+  // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      res_valid_o |-> (res_last_o == (sva_res_cnt_q == want)))
+    else $error("reduce_unit: result packet on stream %0d has the wrong flit count", q_i);
+
+  // flit0 is a well-formed response to requester q.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      res_valid_o && (sva_res_cnt_q == '0) |->
+      ((res_hdr.opcode == OpRspReduce) || (res_hdr.opcode == OpRspError)) &&
+      (res_hdr.route == RouteWidth'(q_i)) && (res_hdr.rsvd == '0) && (res_hdr.tcount == '0) &&
+      (res_hdr.hcc == hcc_f(flit_t'(res_hdr))) &&
+      ((res_hdr.opcode == OpRspError) ? (res_hdr.ecode != '0) && (res_hdr.len == '0)
+                                      : (res_hdr.ecode == '0) && (res_hdr.len != '0)))
+    else $error("reduce_unit: malformed result flit0 on stream %0d", q_i);
+
+  // Allocation: share q takes only requester q's requests, never into a live entry, and the
+  // offer stays until accepted.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      alloc_valid_i |-> (alloc_ports_i != '0) &&
+      (hdr.src_port == SrcPortWidth'(q_i)))
+    else $error("reduce_unit: allocation on port %0d with no ports or another requester", q_i);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      alloc_fire |-> !valid_q[alloc_idx])
+    else $error("reduce_unit: share %0d allocated a live entry", q_i);
+  // No entry is freed or timed out while a port is inside one of its partials, and a timeout
+  // answers an entry that really misses a partial.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      (free_v || tmo_v) |-> !inflight[free_idx])
+    else $error("reduce_unit: share %0d freed an entry with a partial half received", q_i);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+      tmo_v |-> TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
+      (age_q[free_idx] == 2'd3) && (got_q[free_idx] != exp_q[free_idx]))
+    else $error("reduce_unit: share %0d timed out an entry that was not due", q_i);
+
+  // Entry invariants of share q.
+  for (genvar e = 0; e < Share; e++) begin : g_ent
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+        ((got_q[e] | err_q[e]) & ~exp_q[e]) == '0)
+      else $error("reduce_unit: entry %0d/%0d answered by an unexpected port", q_i, e);
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+        !valid_q[e] |-> (got_q[e] == '0) && (err_q[e] == '0) && !zomb_q[e] &&
+        (age_q[e] == '0))
+      else $error("reduce_unit: free entry %0d/%0d has state", q_i, e);
+  end
+`endif
+
+endmodule
