@@ -466,13 +466,15 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         None
     };
     let timing = match &timing_lib {
-        Some(lib) => match timing::run_sta(root, &out, &all, &owns, lib, &failed, &args.clock) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                eprintln!("warning: no timing: {e}");
-                None
+        Some(lib) => {
+            match timing::run_sta(root, &out, &all, &owns, lib, &failed, &args.clock, jobs) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    eprintln!("warning: no timing: {e}");
+                    None
+                }
             }
-        },
+        }
         None => None,
     };
     let blocks = all

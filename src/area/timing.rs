@@ -185,6 +185,7 @@ pub fn plain_netlist(text: &str) -> String {
 }
 
 /// Runs OpenSTA on every synthesized block's netlist, timing the clock input `clock`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_sta(
     root: &Path,
     out: &str,
@@ -193,52 +194,38 @@ pub fn run_sta(
     lib: &Path,
     failed: &BTreeMap<String, String>,
     clock: &str,
+    jobs: usize,
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
+    let todo: Vec<&Block> = blocks
+        .iter()
+        .zip(owns)
+        .filter(|(b, o)| o.is_some() && !failed.contains_key(&b.id))
+        .map(|(b, _)| b)
+        .collect();
+    // One OpenSTA process per block whose report is not cached, up to `jobs` at a time (each
+    // reads the Liberty file again: most of its time).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let first_error: std::sync::Mutex<Option<AreaError>> = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, todo.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(b) = todo.get(i) else { break };
+                if let Err(e) = sta_block(root, out, b, lib, clock) {
+                    first_error.lock().unwrap().get_or_insert(e);
+                    break;
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
     let mut paths = Vec::new();
     let mut errors = Vec::new();
-    for (b, o) in blocks.iter().zip(owns) {
-        if o.is_none() || failed.contains_key(&b.id) {
-            continue;
-        }
+    for b in todo {
         let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
-        let cached = std::fs::read_to_string(&rpt)
-            .ok()
-            .and_then(|t| parse_report(&b.name, &t));
-        if cached.is_none() {
-            let mut text = String::new();
-            for suffix in ["bb.v", "v"] {
-                let src = root.join(format!("{out}/{}.{suffix}", b.id));
-                text += &std::fs::read_to_string(&src).unwrap_or_default();
-            }
-            let netlist = root.join(format!("{out}/{}.sta.v", b.id));
-            super::flow::write(&netlist, &plain_netlist(&text))?;
-            let tcl = format!(
-                "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
-                 set clk [get_ports {clock}]\n\
-                 create_clock -name clk -period {PERIOD_NS} $clk\n\
-                 set_input_delay 0 -clock clk [delete_from_list [all_inputs] $clk]\n\
-                 set_output_delay 0 -clock clk [all_outputs]\n\
-                 report_checks -path_delay max -digits 3\nexit\n",
-                lib = lib.display(),
-                netlist = netlist.display(),
-                top = plain(&b.rep),
-            );
-            let script = root.join(format!("{out}/{}.sta.tcl", b.id));
-            super::flow::write(&script, &tcl)?;
-            let res = Command::new("sta")
-                .arg("-no_splash")
-                .arg("-exit")
-                .arg(&script)
-                .output()
-                .map_err(|e| AreaError::Tool {
-                    tool: "sta".into(),
-                    msg: e.to_string(),
-                })?;
-            let text = String::from_utf8_lossy(&res.stdout).to_string()
-                + &String::from_utf8_lossy(&res.stderr);
-            super::flow::write(&rpt, &text)?;
-        }
         let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
             path: rpt.display().to_string(),
             err: e,
@@ -273,6 +260,49 @@ pub fn run_sta(
         corner: "typical (tt, 25 C, 1.80 V) of the timing Liberty".into(),
         sta_version: version,
     })
+}
+
+/// Static timing of one block's netlist (`<id>.sta.txt`), unless a readable report is there.
+fn sta_block(root: &Path, out: &str, b: &Block, lib: &Path, clock: &str) -> Result<(), AreaError> {
+    let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
+    let cached = std::fs::read_to_string(&rpt)
+        .ok()
+        .and_then(|t| parse_report(&b.name, &t));
+    if cached.is_some() {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for suffix in ["bb.v", "v"] {
+        let src = root.join(format!("{out}/{}.{suffix}", b.id));
+        text += &std::fs::read_to_string(&src).unwrap_or_default();
+    }
+    let netlist = root.join(format!("{out}/{}.sta.v", b.id));
+    super::flow::write(&netlist, &plain_netlist(&text))?;
+    let tcl = format!(
+        "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
+         set clk [get_ports {clock}]\n\
+         create_clock -name clk -period {PERIOD_NS} $clk\n\
+         set_input_delay 0 -clock clk [delete_from_list [all_inputs] $clk]\n\
+         set_output_delay 0 -clock clk [all_outputs]\n\
+         report_checks -path_delay max -digits 3\nexit\n",
+        lib = lib.display(),
+        netlist = netlist.display(),
+        top = plain(&b.rep),
+    );
+    let script = root.join(format!("{out}/{}.sta.tcl", b.id));
+    super::flow::write(&script, &tcl)?;
+    let res = Command::new("sta")
+        .arg("-no_splash")
+        .arg("-exit")
+        .arg(&script)
+        .output()
+        .map_err(|e| AreaError::Tool {
+            tool: "sta".into(),
+            msg: e.to_string(),
+        })?;
+    let text =
+        String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
+    super::flow::write(&rpt, &text)
 }
 
 #[cfg(test)]
