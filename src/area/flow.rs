@@ -26,6 +26,11 @@ pub mod scripts {
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
     /// `--flat`: the whole configuration elaborated and synthesized in one piece.
     pub const FLAT: &str = include_str!("../../synth/flat.ys");
+    /// A block's netlist for static timing (macros removed; simple left-hand sides, which
+    /// OpenSTA's Verilog reader needs).
+    pub const NETLIST: &str =
+        "delete t:$mem_v2\nwrite_verilog -noattr -noexpr -simple-lhs {out}/{id}.v\n\
+                               write_verilog -noattr -blackboxes {out}/{id}.bb.v";
 }
 
 /// Fills `{name}` placeholders.
@@ -105,6 +110,7 @@ impl Flow {
             scripts::MAP_LIBERTY,
             scripts::MAP_BUILTIN,
             scripts::FLAT,
+            scripts::NETLIST,
         ] {
             h = fnv(s.as_bytes(), h);
         }
@@ -298,11 +304,7 @@ impl Flow {
             ],
         );
         let netlist = if self.netlists {
-            format!(
-                "delete t:$mem_v2\nwrite_verilog -noattr -noexpr {out}/{id}.v\n\
-                 write_verilog -noattr -blackboxes {out}/{id}.bb.v",
-                id = b.id
-            )
+            render(scripts::NETLIST, &[("id", &b.id), ("out", out)])
         } else {
             String::new()
         };

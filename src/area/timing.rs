@@ -169,6 +169,22 @@ pub fn plain(ident: &str) -> String {
     format!("e_{body}")
 }
 
+/// The name OpenSTA links a block's netlist by: [`plain`] for an escaped module name (a Yosys
+/// netlist writes `\\a$b ` for it, which [`plain_netlist`] rewrites), the name itself for a
+/// plain one (the top, which the netlist does not escape).
+pub fn sta_module(module: &str) -> String {
+    if !module.is_empty()
+        && !module.starts_with(|c: char| c.is_ascii_digit())
+        && module
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        module.to_string()
+    } else {
+        plain(module)
+    }
+}
+
 /// Rewrites every escaped identifier of a Yosys netlist with [`plain`].
 pub fn plain_netlist(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -287,7 +303,7 @@ fn sta_block(root: &Path, out: &str, b: &Block, lib: &Path, clock: &str) -> Resu
          report_checks -path_delay max -digits 3\nexit\n",
         lib = lib.display(),
         netlist = netlist.display(),
-        top = plain(&b.rep),
+        top = sta_module(&b.rep),
     );
     let script = root.join(format!("{out}/{}.sta.tcl", b.id));
     super::flow::write(&script, &tcl)?;
@@ -308,6 +324,18 @@ fn sta_block(root: &Path, out: &str, b: &Block, lib: &Path, clock: &str) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sta_module_names_match_the_netlist() {
+        // the top is not escaped in a Yosys netlist, every per-instance module is
+        assert_eq!(sta_module("dysharp_top"), "dysharp_top");
+        assert_eq!(
+            sta_module("dysharp_hub$dysharp_top.gen_hub[0].u_hub"),
+            "e_dysharp_hub_dysharp_top_gen_hub_0__u_hub"
+        );
+        let net = plain_netlist("module \\dysharp_hub$dysharp_top.gen_hub[0].u_hub (a);");
+        assert!(net.contains(&sta_module("dysharp_hub$dysharp_top.gen_hub[0].u_hub")));
+    }
 
     #[test]
     fn parses_a_path() {
