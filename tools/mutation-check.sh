@@ -39,10 +39,10 @@ mutations=(
   # The response path (issue 13): error counting, partial matching, the bounded wait.
   "orphan_port|rtl/dysharp_switch.sv|s/\(c == int'\(ErrOpcode\)\) && orphan\[p\]\)/(c == int'(ErrOpcode)) \&\& orphan[(p + 1) % NumPorts])/|$switches"
   "tmo_count|rtl/dysharp_switch.sv|s/tmo_q <= tmo_q \+ 32'\(inc\);/tmo_q <= tmo_q;/|$switches"
-  "part_dup|rtl/dysharp_reduce_unit.sv|s/exp_q\[rq\]\[e\]\[p\] &&\s+!got_q\[rq\]\[e\]\[p\]/exp_q[rq][e][p]/|$switches"
-  "part_len|rtl/dysharp_reduce_unit.sv|s/\(ph.len != len_q\[rq\]\[rx_match_i\[p\]\]\)/1'b0/|$switches"
-  "tmo_src|rtl/dysharp_reduce_unit.sv|s/pick_tmo \? lowest_f\(p_missing\)/pick_tmo ? lowest_f(exp_q[q][pick_i])/|$switches"
-  "tmo_free|rtl/dysharp_reduce_unit.sv|s/\(issue && issue_last && !pick_tmo\)/(issue \&\& issue_last)/|$switches"
+  "part_dup|rtl/dysharp_reduce_rx.sv|s/exp_i\[rq\]\[e\] &&\s+!got_i\[rq\]\[e\]\)/exp_i[rq][e])/|$switches"
+  "part_len|rtl/dysharp_reduce_rx.sv|s/\(ph.len != len_i\[rq\]\[rx_match_i\]\)/1'b0/|$switches"
+  "tmo_src|rtl/dysharp_reduce_share.sv|s/pick_tmo \? lowest_f\(p_missing\)/pick_tmo ? lowest_f(exp_q[pick_i])/|$switches"
+  "tmo_free|rtl/dysharp_reduce_share.sv|s/\(issue && issue_last && !pick_tmo\)/(issue \&\& issue_last)/|$switches"
   "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
   # A RAM-backed queue (crosspoints) that lets its output register go while the output is
   # stalled: the queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it.
@@ -65,7 +65,7 @@ mutations=(
   "pay_next|rtl/dysharp_hub_issue.sv|s/assign pay_line_o  = line_d;/assign pay_line_o  = line_q;/|$tops"
   # The reduction pipeline's flits not counted in the result FIFO's credits: it overflows when
   # the requester's stream stalls.
-  "acc_credit|rtl/dysharp_reduce_unit.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
+  "acc_credit|rtl/dysharp_reduce_share.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
   # The AL-TLB fill's lowest free way: the prefix OR taken without the shift (no way qualifies).
   "tlb_free|rtl/dysharp_al_tlb.sv|s/fl_free & ~\(fl_incl << 1\)/fl_free \& ~fl_incl/|$tops"
 )
