@@ -3,8 +3,9 @@
 // init_i, else fp_acc_step(dtype_i, rop_i, native_i, acc_i, x_i); without en_i, acc_o = acc_i.
 // The FP harness checks it against those functions (verif/tests/fp.rs).
 //
-// FpAccLanes dysharp_fp_acc_lane instances on the lanes of the flit (fp_flit_lane); the f32
-// accumulator's upper lanes stay zero. Used by dysharp_reduce_acc (one per port of a result
+// FpAccLanes dysharp_fp_acc_lane instances on the lanes of the flit (each lane widens its own
+// input, as fp_flit_lane does, only when it takes part); the f32 accumulator's upper lanes stay
+// zero. Used by dysharp_reduce_acc (one per port of a result
 // engine) and dysharp_hub_rsp (one per line of a beat).
 
 module dysharp_fp_acc_flit
@@ -22,8 +23,15 @@ module dysharp_fp_acc_flit
 );
 
   for (genvar i = 0; i < FpAccLanes; i++) begin : g_lane
-    logic [31:0] x, r;
-    assign x = fp_flit_lane(dtype_i, x_i, i);
+    // The lane's bits as either type (fp_flit_lane: an f32 flit has FpAccLanes / 2 lanes).
+    logic [15:0] x16;
+    logic [31:0] x32, r;
+    assign x16 = x_i[16*i +: 16];
+    if (i < FpAccLanes / 2) begin : g_f32
+      assign x32 = x_i[32*i +: 32];
+    end else begin : g_no_f32
+      assign x32 = '0;
+    end
 
     dysharp_fp_acc_lane u_lane (
       .en_i     (en_i),
@@ -32,7 +40,8 @@ module dysharp_fp_acc_flit
       .rop_i    (rop_i),
       .native_i (native_i),
       .acc_i    (acc_i[32*i +: 32]),
-      .x_i      (x),
+      .x16_i    (x16),
+      .x32_i    (x32),
       .acc_o    (r)
     );
 
