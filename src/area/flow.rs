@@ -406,15 +406,15 @@ impl Flow {
             };
             let mut running = Vec::new();
             for (k, g) in groups.iter().enumerate() {
-                let mut script = render(scripts::PRELUDE, &[("out", out)]);
-                for b in g {
-                    script.push_str(&self.block_script(b, out));
-                }
                 let name = if groups.len() == 1 {
                     format!("blocks{round}")
                 } else {
                     format!("blocks{round}_{k}")
                 };
+                let mut script = render(scripts::PRELUDE, &[("out", out), ("name", &name)]);
+                for b in g {
+                    script.push_str(&self.block_script(b, out));
+                }
                 running.push((self.run_script(&script, out, &name)?, name, None));
             }
             round += 1;
@@ -446,10 +446,25 @@ impl Flow {
                 }
                 std::thread::sleep(Duration::from_millis(300));
             }
+            let mut unreadable = None;
             for (g, (_, name, status)) in groups.iter().zip(&running) {
                 let Some(bad) = g.iter().find(|b| !self.done(out, b)) else {
                     continue;
                 };
+                let loaded = self.root.join(format!("{out}/{name}.loaded.txt")).is_file();
+                if !loaded && !status.is_some_and(|s| s.success()) {
+                    // The elaborated design itself did not fit: every block would fail the same.
+                    let size = std::fs::metadata(self.root.join(format!("{out}/elab.il")))
+                        .map(|m| m.len())
+                        .unwrap_or(0);
+                    unreadable = Some(format!(
+                        "the elaborated design ({out}/elab.il, {} MB) could not be read into the \
+                         WebAssembly Yosys (at most 4 GiB): {}",
+                        size / 1_000_000,
+                        self.log_error(out, name)
+                    ));
+                    break;
+                }
                 if status.is_some_and(|s| s.success()) {
                     failed.insert(bad.id.clone(), "no outputs written".into());
                 } else if bad.id != g[0].id {
@@ -457,6 +472,12 @@ impl Flow {
                 } else {
                     failed.insert(bad.id.clone(), self.log_error(out, name));
                 }
+            }
+            if let Some(msg) = unreadable {
+                for b in blocks.iter().filter(|b| !self.done(out, b)) {
+                    failed.entry(b.id.clone()).or_insert_with(|| msg.clone());
+                }
+                break;
             }
         }
         pb.finish_and_clear();
