@@ -463,3 +463,81 @@ fn ecp5_does_not_fit_names_the_resource() {
         "{f}"
     );
 }
+
+/// A design too large to read back whole is elaborated again and split into a file per block
+/// (`DYSHARP_AREA_SPLIT_BYTES` lowers the threshold so that a small design takes that path): the
+/// report is the same as when every block copies itself from the whole design.
+#[test]
+fn a_split_design_gives_the_same_report() {
+    let mut reports = Vec::new();
+    for (k, split) in [(0, None), (1, Some("0"))] {
+        let dir =
+            std::env::temp_dir().join(format!("dysharp-area-split-{}-{k}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let add = dir.join("split_add.sv");
+        let top = dir.join("split_acc.sv");
+        // the comment makes each run's sources (and so its run folder) its own
+        std::fs::write(
+            &add,
+            format!(
+                "// run {k}\nmodule split_add (input logic [15:0] a_i, b_i, \
+                 output logic [15:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            &top,
+            "module split_acc (input logic clk, rst_ni, input logic [15:0] d_i, \
+             output logic [15:0] q_o);\n\
+             logic [15:0] s0, s1;\n\
+             split_add u_a (.a_i(q_o), .b_i(d_i), .s_o(s0));\n\
+             split_add u_b (.a_i(s0), .b_i(d_i), .s_o(s1));\n\
+             always_ff @(posedge clk or negedge rst_ni) if (!rst_ni) q_o <= '0; else q_o <= s1;\n\
+             endmodule\n",
+        )
+        .unwrap();
+        let files = format!("{},{}", add.display(), top.display());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dysharp"));
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+            "area",
+            "--rtl",
+            &files,
+            "--top",
+            "split_acc",
+            "--clock",
+            "clk",
+            "--json",
+            "--quiet",
+        ]);
+        if let Some(v) = split {
+            cmd.env("DYSHARP_AREA_SPLIT_BYTES", v);
+        }
+        let o = cmd.output().expect("run dysharp");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+        let out = v["out_dir"].as_str().expect("out_dir").to_string();
+        let split_file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(&out)
+            .join("split.done.txt");
+        assert_eq!(split_file.is_file(), split.is_some(), "{out}");
+        let blocks: Vec<(String, f64, f64, f64)> = v["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                assert!(b["error"].is_null(), "{}", b["error"]);
+                (
+                    b["name"].as_str().unwrap().to_string(),
+                    num(b, "cells"),
+                    num(b, "area_um2"),
+                    num(b, "flop_storage_bits"),
+                )
+            })
+            .collect();
+        assert_eq!(blocks.len(), 3, "{blocks:?}"); // the top and its two adders
+        assert_eq!(blocks[0].3, 16.0, "{blocks:?}");
+        reports.push(blocks);
+    }
+    assert_eq!(reports[0], reports[1]);
+}

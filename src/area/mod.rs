@@ -418,7 +418,11 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let failed = flow.synthesize(&selected, &out, jobs)?;
+    let split = flow.needs_split(&out);
+    if split {
+        flow.split(cfg, &files, &out, &selected)?;
+    }
+    let failed = flow.synthesize(&selected, &out, jobs, split)?;
     let module_set: BTreeSet<String> = modules.iter().cloned().collect();
     let mut owns: Vec<Option<Own>> = Vec::new();
     for b in &all {
