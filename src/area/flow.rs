@@ -387,7 +387,7 @@ impl Flow {
     }
 
     /// Elaborates `cfg` again and writes each block's module with its direct sub-blocks to
-    /// `<out>/<id>.il` (unless done before): for designs too large to read back whole.
+    /// `<out>/<id>.il` (for the blocks without one yet): for designs too large to read back whole.
     pub fn split(
         &self,
         cfg: &Config,
@@ -395,10 +395,16 @@ impl Flow {
         out: &str,
         blocks: &[Block],
     ) -> Result<(), AreaError> {
-        if self.root.join(format!("{out}/split.done.txt")).is_file() {
+        // Only the blocks without a file yet (an earlier run may have split a --blocks subset).
+        let missing: Vec<&Block> = blocks
+            .iter()
+            .filter(|b| !self.root.join(format!("{out}/{}.il", b.id)).is_file())
+            .collect();
+        if missing.is_empty() {
             return Ok(());
         }
-        let writes: Vec<String> = blocks
+        let _ = std::fs::remove_file(self.root.join(format!("{out}/split.done.txt")));
+        let writes: Vec<String> = missing
             .iter()
             .map(|b| {
                 render(
