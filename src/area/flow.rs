@@ -32,6 +32,9 @@ pub mod scripts {
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
     /// `--flat`: the whole configuration elaborated and synthesized in one piece.
     pub const FLAT: &str = include_str!("../../synth/flat.ys");
+    /// The elaboration that `ELAB` and `SPLIT` share (hierarchy kept: a module per instance).
+    pub const READ: &str = "read_slang --threads 1 --keep-hierarchy --top {top} {params} {files}\n\
+                            hierarchy -top {top}";
     /// A design too large to read back whole: elaborated again and written per block.
     pub const SPLIT: &str = include_str!("../../synth/split.ys");
     /// A block's module and its direct sub-blocks, from the elaborated design read whole.
@@ -129,6 +132,7 @@ impl Flow {
             scripts::FLAT,
             scripts::NETLIST,
             scripts::SPLIT,
+            scripts::READ,
             scripts::LOAD_COPY,
             scripts::LOAD_SPLIT,
             scripts::WRITE_SPLIT,
@@ -247,6 +251,7 @@ impl Flow {
             let script = render(
                 scripts::ELAB,
                 &[
+                    ("read", scripts::READ),
                     ("top", &cfg.top),
                     ("params", &slang_params(cfg)),
                     ("files", &files.join(" ")),
@@ -420,6 +425,7 @@ impl Flow {
         let script = render(
             scripts::SPLIT,
             &[
+                ("read", scripts::READ),
                 ("top", &cfg.top),
                 ("params", &slang_params(cfg)),
                 ("files", &files.join(" ")),
