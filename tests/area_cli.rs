@@ -541,3 +541,81 @@ fn a_split_design_gives_the_same_report() {
     }
     assert_eq!(reports[0], reports[1]);
 }
+
+/// `--target xilinx` without `--blocks`: every block mapped on its own and summed over its
+/// instances (how `default`, too large for one Yosys flat, gets its counts). On a design of
+/// N accumulators the top's figures are its own logic plus N adders, its flip-flops are the
+/// accumulators' bits, and the flat run of the same design (`--blocks <top>`) agrees.
+#[test]
+fn xilinx_counts_block_by_block_sum_the_instances() {
+    if let Err(why) = fpga_tools(false) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = FPGA.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("dysharp-area-xb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let add = dir.join("xb_add.sv");
+    let top = dir.join("xb_top.sv");
+    std::fs::write(
+        &add,
+        "module xb_add #(parameter int W = 8) (input logic [W-1:0] a_i, b_i, \
+         output logic [W-1:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &top,
+        "module xb_top #(parameter int W = 16, parameter int N = 3) (input logic clk_i, rst_ni, \
+         input logic [W-1:0] d_i, output logic [N-1:0][W-1:0] q_o);\n\
+         for (genvar i = 0; i < N; i++) begin : gen_acc\n\
+           logic [W-1:0] s;\n\
+           xb_add #(.W(W)) u_add (.a_i(q_o[i]), .b_i(d_i ^ W'(i)), .s_o(s));\n\
+           always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) q_o[i] <= '0; else q_o[i] <= s;\n\
+         end\n\
+         endmodule\n",
+    )
+    .unwrap();
+    let files = format!("{},{}", add.display(), top.display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "area", "--rtl", &files, "--top", "xb_top", "--target", "xilinx", "--json",
+        ];
+        args.extend(extra);
+        let o = dysharp(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("JSON report")
+    };
+    let v = run(&[]);
+    let flat = run(&["--blocks", "xb_top"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let f = fpga_of(&v);
+    let blocks = f["blocks"].as_array().expect("per-block counts");
+    let by = |n: &str| {
+        blocks
+            .iter()
+            .find(|b| b["name"] == n)
+            .unwrap_or_else(|| panic!("no block {n}: {f}"))
+    };
+    let (t, a) = (by("xb_top"), by("add"));
+    assert_eq!(num(a, "instances"), 3.0, "{a}");
+    assert!(t["error"].is_null() && a["error"].is_null(), "{f}");
+    assert!(num(&a["own"], "luts") > 0.0, "an adder maps to LUTs: {a}");
+    assert_eq!(num(&a["own"], "ffs"), 0.0, "{a}");
+    for k in ["luts", "ffs"] {
+        assert_eq!(
+            num(&t["total"], k),
+            num(&t["own"], k) + 3.0 * num(&a["total"], k),
+            "{k}: {f}"
+        );
+        assert_eq!(num(f, k), num(&t["total"], k), "{k}: {f}");
+    }
+    assert_eq!(num(f, "ffs"), 48.0, "3 accumulators of 16 bits: {f}");
+    let ff = fpga_of(&flat);
+    assert!(ff["blocks"].is_null(), "--blocks maps one block flat: {ff}");
+    assert_eq!(num(ff, "ffs"), num(f, "ffs"), "{ff}");
+    let ratio = num(ff, "luts") / num(f, "luts");
+    assert!(
+        (0.7..=1.3).contains(&ratio),
+        "flat / blocks LUTs {ratio}: {ff} {f}"
+    );
+}

@@ -30,6 +30,8 @@ pub mod scripts {
     pub const MAP_LIBERTY: &str = include_str!("../../synth/map_liberty.ys");
     /// Mapping to Yosys' gates for the built-in cell table.
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
+    /// One block mapped to AMD/Xilinx 7-series cells (`--target xilinx`, whole design).
+    pub const XILINX_BLOCK: &str = include_str!("../../synth/xilinx_block.ys");
     /// `--flat`: the whole configuration elaborated and synthesized in one piece.
     pub const FLAT: &str = include_str!("../../synth/flat.ys");
     /// The elaboration that `ELAB` and `SPLIT` share (hierarchy kept: a module per instance).
@@ -77,6 +79,9 @@ pub struct Flow {
     pub netlists: bool,
     /// Show a progress bar.
     pub progress: bool,
+    /// Map each block to AMD/Xilinx 7-series cells (`synth/xilinx_block.ys`) instead of
+    /// standard cells (then `liberty`, `macros` and `netlists` are not used).
+    pub xilinx: bool,
 }
 
 /// FNV-1a, for stable cache keys.
@@ -337,6 +342,9 @@ impl Flow {
         );
         let mut vars = vars.to_vec();
         vars.push(("load", &load));
+        if self.xilinx {
+            return render(scripts::XILINX_BLOCK, &vars);
+        }
         let mut s = render(scripts::BLOCK, &vars);
         let netlist = if self.netlists {
             render(scripts::NETLIST, &[("id", &b.id), ("out", out)])

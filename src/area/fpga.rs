@@ -149,6 +149,10 @@ pub struct FpgaReport {
     pub error: Option<FitError>,
     /// The tool commands, in order.
     pub flow: Vec<String>,
+    /// `--target xilinx` without `--blocks`: every block, mapped on its own and summed over its
+    /// instances into the figures above (empty when one block was mapped flat).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<super::xilinx_blocks::FpgaBlock>,
 }
 
 /// The nextpnr-ecp5 of the project's set-up (`.tools/bin/nextpnr-ecp5`), or
@@ -300,7 +304,8 @@ pub fn xilinx_resources(cells: &BTreeMap<String, u64>) -> Resources {
     }
 }
 
-fn xilinx_bram_kbits(cells: &BTreeMap<String, u64>) -> u64 {
+/// Kbit of Xilinx block RAM: 18 per `RAMB18*`, 36 per `RAMB36*`.
+pub fn xilinx_bram_kbits(cells: &BTreeMap<String, u64>) -> u64 {
     18 * count(cells, |t| t.starts_with("RAMB18")) + 36 * count(cells, |t| t.starts_with("RAMB36"))
 }
 
@@ -405,11 +410,16 @@ fn spinner(progress: bool, msg: &str) -> ProgressBar {
 }
 
 /// Synthesizes (and for ECP5 places and routes) one block of `cfg` for the FPGA target of
-/// `args`; a design that does not fit is a report with `fpga.error` set.
+/// `args`; a design that does not fit is a report with `fpga.error` set. `--target xilinx`
+/// without `--blocks` maps the whole design block by block instead
+/// ([`super::xilinx_blocks::run`]).
 pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, AreaError> {
     let start = Instant::now();
     check_flags(args)?;
     let target = args.target;
+    if target == Target::Xilinx && args.blocks.is_none() {
+        return super::xilinx_blocks::run(args, cfg, root);
+    }
     let (template, tname) = match target {
         Target::Ecp5 => (scripts::ECP5, "ecp5"),
         Target::Xilinx => (scripts::XILINX, "xilinx"),
@@ -433,6 +443,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         macros: true,
         netlists: false,
         progress,
+        xilinx: false,
     };
     // Its own folder (the elaboration is cheap), keyed by the FPGA script and device too.
     let dev = LFE5UM_85F;
@@ -569,6 +580,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
                 cells: cells.clone(),
                 error: None,
                 flow: cmds,
+                blocks: Vec::new(),
             }
         }
         _ => {
@@ -595,6 +607,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
                 cells: cells.clone(),
                 error: None,
                 flow: Vec::new(),
+                blocks: Vec::new(),
             };
             let nextpnr = nextpnr.as_deref().unwrap_or(Path::new("nextpnr-ecp5"));
             place_and_route(root, nextpnr, &out, id, &dev, progress, &mut fr, &mut cmds)?;

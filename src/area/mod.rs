@@ -14,6 +14,7 @@ pub mod plan;
 pub mod report;
 pub mod sram;
 pub mod timing;
+pub mod xilinx_blocks;
 
 use clap::ValueEnum;
 use report::{Figures, Memory, Own};
@@ -76,7 +77,8 @@ pub enum Target {
     Sky130,
     /// Lattice ECP5 (LFE5UM-85F): Yosys synth_ecp5 and nextpnr-ecp5.
     Ecp5,
-    /// AMD/Xilinx 7-series: Yosys synth_xilinx resource counts.
+    /// AMD/Xilinx 7-series: Yosys synth_xilinx resource counts (the whole design block by
+    /// block and summed; with --blocks, that one block flat).
     Xilinx,
 }
 
@@ -368,6 +370,15 @@ fn read_own(
     })
 }
 
+/// Yosys processes at a time: `--jobs`, else the machine's cores.
+pub fn jobs(args: &AreaArgs) -> usize {
+    args.jobs.map(usize::from).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
 /// Synthesizes one configuration and builds its report.
 pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaReport, AreaError> {
     let start = Instant::now();
@@ -391,6 +402,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         macros: args.memories == MemMode::Macros,
         netlists: timing_lib.is_some(),
         progress: !args.quiet && !args.json,
+        xilinx: false,
     };
     let out = flow.out_dir(cfg, &files)?;
     let modules = flow.elaborate(cfg, &files, &out)?;
@@ -413,11 +425,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         .filter(|b| wanted.as_ref().is_none_or(|w| w.contains(b.name.as_str())))
         .cloned()
         .collect();
-    let jobs = args.jobs.map(usize::from).unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let jobs = jobs(args);
     let split = flow.needs_split(&out);
     if split {
         flow.split(cfg, &files, &out, &selected)?;
@@ -571,7 +579,9 @@ fn run(args: &AreaArgs) -> Result<bool, AreaError> {
         r.blocks
             .iter()
             .all(|b| b.error.as_deref().is_none_or(|e| e == "not selected"))
-            && r.fpga.as_ref().is_none_or(|f| f.error.is_none())
+            && r.fpga
+                .as_ref()
+                .is_none_or(|f| f.error.is_none() && f.blocks.iter().all(|b| b.error.is_none()))
             && r.flat.as_ref().is_none_or(|f| f.error.is_none())
     });
     for e in reports

@@ -32,9 +32,14 @@ fn config_words(r: &AreaReport) -> (String, String) {
 fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
     let mut s = String::new();
     let (params, target) = config_words(r);
+    let how = if f.blocks.is_empty() {
+        "flat"
+    } else {
+        "every block on its own, summed over its instances"
+    };
     let _ = writeln!(
         s,
-        "{} ({}) {} [{}], block {} ({}, flat), device {}, {:.0} s",
+        "{} ({}) {} [{}], block {} ({}, {how}), device {}, {:.0} s",
         r.config, r.top, params, target, f.block, f.module, f.device, r.seconds
     );
     let ecp5 = f.available.is_some();
@@ -91,6 +96,30 @@ fn fpga_table(r: &AreaReport, f: &super::fpga::FpgaReport) -> String {
     }
     if let Some(e) = &f.error {
         let _ = writeln!(s, "error: {e}");
+    }
+    if !f.blocks.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nper instance, sub-blocks included:\n{:<28} {:>5} {:>9} {:>9} {:>9} {:>6}",
+            "block", "inst", "LUT", "FD*", "RAMB18/36", "DSP"
+        );
+        for b in &f.blocks {
+            let t = &b.total;
+            let _ = writeln!(
+                s,
+                "{:<28} {:>5} {:>9} {:>9} {:>9} {:>6}{}",
+                b.name,
+                b.instances,
+                t.luts,
+                t.ffs,
+                t.brams,
+                t.dsps,
+                b.error
+                    .as_ref()
+                    .map(|e| format!("  error: {e}"))
+                    .unwrap_or_default()
+            );
+        }
     }
     s
 }
