@@ -32,6 +32,8 @@ pub mod scripts {
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
     /// One block mapped to AMD/Xilinx 7-series cells (`--target xilinx`, whole design).
     pub const XILINX_BLOCK: &str = include_str!("../../synth/xilinx_block.ys");
+    /// ... with classic ABC for the LUTs, where ABC9 ran out of WebAssembly call stack.
+    pub const XILINX_BLOCK_ABC: &str = include_str!("../../synth/xilinx_block_abc.ys");
     /// `--flat`: the whole configuration elaborated and synthesized in one piece.
     pub const FLAT: &str = include_str!("../../synth/flat.ys");
     /// The elaboration that `ELAB` and `SPLIT` share (hierarchy kept: a module per instance).
@@ -79,9 +81,10 @@ pub struct Flow {
     pub netlists: bool,
     /// Show a progress bar.
     pub progress: bool,
-    /// Map each block to AMD/Xilinx 7-series cells (`synth/xilinx_block.ys`) instead of
-    /// standard cells (then `liberty`, `macros` and `netlists` are not used).
-    pub xilinx: bool,
+    /// Map each block to AMD/Xilinx 7-series cells with this script
+    /// ([`scripts::XILINX_BLOCK`] or [`scripts::XILINX_BLOCK_ABC`]) instead of standard cells
+    /// (then `liberty`, `macros` and `netlists` are not used).
+    pub xilinx: Option<&'static str>,
 }
 
 /// FNV-1a, for stable cache keys.
@@ -342,8 +345,8 @@ impl Flow {
         );
         let mut vars = vars.to_vec();
         vars.push(("load", &load));
-        if self.xilinx {
-            return render(scripts::XILINX_BLOCK, &vars);
+        if let Some(x) = self.xilinx {
+            return render(x, &vars);
         }
         let mut s = render(scripts::BLOCK, &vars);
         let netlist = if self.netlists {

@@ -443,7 +443,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         macros: true,
         netlists: false,
         progress,
-        xilinx: false,
+        xilinx: None,
     };
     // Its own folder (the elaboration is cheap), keyed by the FPGA script and device too.
     let dev = LFE5UM_85F;

@@ -402,7 +402,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         macros: args.memories == MemMode::Macros,
         netlists: timing_lib.is_some(),
         progress: !args.quiet && !args.json,
-        xilinx: false,
+        xilinx: None,
     };
     let out = flow.out_dir(cfg, &files)?;
     let modules = flow.elaborate(cfg, &files, &out)?;

@@ -35,6 +35,9 @@ pub struct FpgaBlock {
     pub total_bram_kbits: u64,
     /// Resources of the block's own logic (sub-blocks excluded), per instance.
     pub own: Resources,
+    /// LUT mapper: `abc9` (synth_xilinx's own), or `abc` (classic, where ABC9 ran out of
+    /// WebAssembly call stack).
+    pub lut_mapper: String,
     /// Why this block could not be mapped (its resources then count nothing of it).
     pub error: Option<String>,
 }
@@ -84,9 +87,10 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         macros: true,
         netlists: false,
         progress,
-        xilinx: true,
+        xilinx: Some(flow::scripts::XILINX_BLOCK),
     };
     let h = fnv(flow::scripts::XILINX_BLOCK.as_bytes(), 0xcbf29ce484222325);
+    let h = fnv(flow::scripts::XILINX_BLOCK_ABC.as_bytes(), h);
     let out = format!(
         "{}-xilinx-blocks-{:08x}",
         flow.out_dir(cfg, &files)?,
@@ -98,7 +102,39 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
     if split {
         flow.split(cfg, &files, &out, &all)?;
     }
-    let failed = flow.synthesize(&all, &out, super::jobs(args), split)?;
+    let jobs = super::jobs(args);
+    let mut failed = flow.synthesize(&all, &out, jobs, split)?;
+    // A block ABC9 could not map (its XAIGER writer ran out of WebAssembly call stack on a
+    // deep netlist; the only failure seen) is mapped again with classic ABC.
+    if !failed.is_empty() {
+        let retry: Vec<Block> = all
+            .iter()
+            .filter(|b| failed.contains_key(&b.id))
+            .cloned()
+            .collect();
+        let abc = Flow {
+            xilinx: Some(flow::scripts::XILINX_BLOCK_ABC),
+            ..flow.clone()
+        };
+        let still = abc.synthesize(&retry, &out, jobs, split)?;
+        for b in &retry {
+            match still.get(&b.id) {
+                Some(e) => {
+                    let first = failed.remove(&b.id).unwrap_or_default();
+                    failed.insert(b.id.clone(), format!("ABC9: {first}; classic ABC: {e}"));
+                }
+                None => {
+                    failed.remove(&b.id);
+                }
+            }
+        }
+    }
+    // The blocks mapped with classic ABC (in this run or an earlier one).
+    let classic_ids: Vec<String> = all
+        .iter()
+        .filter(|b| root.join(format!("{out}/{}.classic.txt", b.id)).is_file())
+        .map(|b| b.id.clone())
+        .collect();
     let mut own = Vec::with_capacity(all.len());
     for b in &all {
         own.push(if failed.contains_key(&b.id) {
@@ -124,6 +160,12 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
             total: xilinx_resources(&tot[i]),
             total_bram_kbits: xilinx_bram_kbits(&tot[i]),
             own: xilinx_resources(&own[i]),
+            lut_mapper: if classic_ids.contains(&b.id) {
+                "abc"
+            } else {
+                "abc9"
+            }
+            .into(),
             error: failed.get(&b.id).cloned(),
         })
         .collect();
@@ -151,11 +193,26 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         yosys: y,
         cells: whole,
         error: None,
-        flow: vec![format!(
-            "yosys -s {out}/blocks*.ys (synth_xilinx -family xc7 -noiopad -noclkbuf per block, \
-             {} blocks, sub-blocks as black boxes; summed over the instances)",
-            all.len()
-        )],
+        flow: {
+            let mut f = vec![format!(
+                "yosys -s {out}/blocks*.ys (synth_xilinx -family xc7 -noiopad -noclkbuf per block, \
+                 {} blocks, sub-blocks as black boxes; summed over the instances)",
+                all.len()
+            )];
+            if !classic_ids.is_empty() {
+                let names: Vec<&str> = all
+                    .iter()
+                    .filter(|b| classic_ids.contains(&b.id))
+                    .map(|b| b.name.as_str())
+                    .collect();
+                f.push(format!(
+                    "LUT mapping with classic abc -luts (synth/xilinx_block_abc.ys) for {}: \
+                     ABC9 ran out of WebAssembly call stack",
+                    names.join(", ")
+                ));
+            }
+            f
+        },
         blocks,
     };
     Ok(AreaReport {
