@@ -52,7 +52,7 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
         Some(_) => {}
     }
     eprintln!(
-        "bench-sim {}: {} cycles through the scoreboard, then twice replayed ...",
+        "bench-sim {}: {} cycles through the scoreboard (inline, then on its thread), then twice replayed ...",
         args.model, args.cycles
     );
     let r = bench_sim(&args.model, args.cycles, args.seed)
@@ -76,9 +76,15 @@ fn print_text(r: &BenchSimReport) {
         r.cycles,
         r.packets_checked
     );
+    if r.check_thread {
+        outln!(
+            "  Rust bench, scoreboard thread    {:>10.0} cycles/s",
+            r.rust_cycles_per_s
+        );
+    }
     outln!(
-        "  Rust bench, full scoreboard      {:>10.0} cycles/s",
-        r.rust_cycles_per_s
+        "  Rust bench, scoreboard inline    {:>10.0} cycles/s",
+        r.rust_inline_cycles_per_s
     );
     outln!(
         "  Rust loop, recorded inputs       {:>10.0} cycles/s",

@@ -254,6 +254,7 @@ pub fn run_rtl(
     opts: &ReplayOptions,
     order: InjectOrder,
     seed: u64,
+    inline_scoreboard: bool,
 ) -> Result<RtlReplayReport, CliError> {
     let pb = ProgressBar::new(0);
     pb.set_style(
@@ -263,7 +264,10 @@ pub fn run_rtl(
         .expect("static template")
         .progress_chars("=> "),
     );
-    let r = replay_rtl(tokens, topk, opts, order, seed, |phase, p| {
+    // One replay at a time: the scoreboard takes a second core where there is one.
+    let check_thread =
+        !inline_scoreboard && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let r = replay_rtl(tokens, topk, opts, order, seed, check_thread, |phase, p| {
         pb.set_length(p.lower_bound.max(p.cycles));
         pb.set_message(phase.to_string());
         pb.set_position(p.cycles);
@@ -282,6 +286,7 @@ pub fn replay(
     engine: &str,
     inject: &str,
     seed: u64,
+    inline_scoreboard: bool,
     json_out: bool,
 ) -> Result<(), CliError> {
     let dtype: DType = dtype.parse().map_err(|e| CliError::Flag {
@@ -298,6 +303,12 @@ pub fn replay(
         return Err(CliError::Flag {
             flag: "inject",
             msg: "only the rtl engine takes an injection order (the golden engine's accounting does not depend on it)".into(),
+        });
+    }
+    if inline_scoreboard && engine != "rtl" {
+        return Err(CliError::Flag {
+            flag: "inline-scoreboard",
+            msg: "only the rtl engine has a scoreboard".into(),
         });
     }
     if engine != "golden" && engine != "rtl" {
@@ -319,7 +330,7 @@ pub fn replay(
         #[cfg(feature = "rtl")]
         {
             let order: InjectOrder = inject.parse().expect("checked above");
-            let report = run_rtl(&tokens, topk, &opts, order, seed)?;
+            let report = run_rtl(&tokens, topk, &opts, order, seed, inline_scoreboard)?;
             if json_out {
                 outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
             } else {
@@ -443,7 +454,7 @@ fn demo_rtl(
             "\n== RTL engine (Verilator model of rtl/, checked against the golden model) on workload {dist}, \
              hidden reduced from {hidden} to {rtl_hidden} (one 256-byte packet per token row) to keep the demo under a minute"
         );
-    let report = run_rtl(&tokens, topk, &opts, InjectOrder::Token, seed)?;
+    let report = run_rtl(&tokens, topk, &opts, InjectOrder::Token, seed, false)?;
     out!("{}", chart::rtl_summary(&report));
     Ok(json!({"dist": dist, "hidden_reduced_from": hidden, "replay": report}))
 }

@@ -123,6 +123,11 @@ enum Command {
         /// Seed of the token data.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Keep the rtl engine's scoreboard between the simulation's cycles, on one core
+        /// (default: on a thread of its own where the machine has two cores or more; the same
+        /// checks either way).
+        #[arg(long)]
+        inline_scoreboard: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -205,8 +210,19 @@ fn main() -> ExitCode {
             engine,
             inject,
             seed,
+            inline_scoreboard,
             json,
-        } => commands::replay(&trace, &shape, hidden, &dtype, &engine, &inject, seed, json),
+        } => commands::replay(
+            &trace,
+            &shape,
+            hidden,
+            &dtype,
+            &engine,
+            &inject,
+            seed,
+            inline_scoreboard,
+            json,
+        ),
         Command::Demo {
             out_dir,
             dists,

@@ -332,6 +332,7 @@ fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
     let speed = |k: &str| j[k].as_f64().unwrap();
     for k in [
         "rust_cycles_per_s",
+        "rust_inline_cycles_per_s",
         "rust_bare_cycles_per_s",
         "cpp_cycles_per_s",
     ] {

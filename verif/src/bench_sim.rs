@@ -11,6 +11,11 @@
 //!
 //! Replays 2 and 3 must end with the outputs of run 1 (the model is
 //! deterministic for a seed), which checks that the recording is complete.
+//!
+//! Run 1 is made twice: with the scoreboard inline (between the cycles, one core), and, on a
+//! machine with two cores or more, with the scoreboard on a thread of its own
+//! ([`BenchConfig::check_thread`], as `dysharp replay --engine rtl` runs it); both must check
+//! the same packets. The first figure is the threaded one where it ran.
 
 use crate::sim::Sim;
 use crate::stimulus::Stimulus;
@@ -27,8 +32,13 @@ pub struct BenchSimReport {
     pub cycles: u64,
     /// Packets the scoreboard checked in run 1.
     pub packets_checked: u64,
-    /// Run 1: the Rust bench with the full scoreboard.
+    /// Run 1: the Rust bench with the full scoreboard (on its own thread if `check_thread`).
     pub rust_cycles_per_s: f64,
+    /// Run 1 with the scoreboard inline, between the cycles (one core).
+    pub rust_inline_cycles_per_s: f64,
+    /// Whether `rust_cycles_per_s` had the scoreboard on a thread of its own (the machine has
+    /// two cores or more).
+    pub check_thread: bool,
     /// Run 2: a Rust loop over the recorded inputs, one FFI call per cycle.
     pub rust_bare_cycles_per_s: f64,
     /// Run 3: the model's C++ loop over the recorded inputs.
@@ -49,24 +59,44 @@ pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, 
     let load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok());
-    let mut cfg = BenchConfig::new(model, seed);
-    cfg.record_inputs = true;
-    let mut b = Bench::new(cfg)?;
-    let mut st = Stimulus::new(&b.golden.cfg, seed);
-    let keep_queued = 4 * b.ports();
-    let start = b.cycles();
-    let t = Instant::now();
-    while b.cycles() - start < cycles {
-        while b.queued() < keep_queued {
-            let (p, pkt) = st.any_legal();
-            b.push(p, &pkt);
+    let bench = |check_thread: bool| -> Result<(f64, u64, Vec<u32>, Vec<u32>), TbError> {
+        let mut cfg = BenchConfig::new(model, seed);
+        cfg.record_inputs = !check_thread;
+        cfg.check_thread = check_thread;
+        let mut b = Bench::new(cfg)?;
+        let mut st = Stimulus::new(b.golden_cfg(), seed);
+        let keep_queued = 4 * b.ports();
+        let start = b.cycles();
+        let t = Instant::now();
+        while b.cycles() - start < cycles {
+            while b.queued() < keep_queued {
+                let (p, pkt) = st.any_legal();
+                b.push(p, &pkt);
+            }
+            b.step()?;
         }
-        b.step()?;
-    }
-    let rust_s = t.elapsed().as_secs_f64();
-    let packets_checked = b.stats().packets_checked;
-    let (words, want) = b.take_recording();
-    drop(b);
+        // the scoreboard's thread catches up within the measured time
+        let packets = b.stats().packets_checked;
+        let secs = t.elapsed().as_secs_f64();
+        let (words, want) = b.take_recording();
+        Ok((secs, packets, words, want))
+    };
+    let (inline_s, packets_checked, words, want) = bench(false)?;
+    let check_thread = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let rust_s = if check_thread {
+        let (s, packets, _, _) = bench(true)?;
+        if packets != packets_checked {
+            return Err(TbError::Mismatch {
+                cycle: cycles,
+                what: format!(
+                    "the scoreboard on its thread checked {packets} packets, inline {packets_checked}"
+                ),
+            });
+        }
+        s
+    } else {
+        inline_s
+    };
 
     let mut sim = Sim::new(model, seed)?;
     let per = sim.info().in_words.max(1);
@@ -93,6 +123,8 @@ pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, 
         cycles,
         packets_checked,
         rust_cycles_per_s: rust,
+        rust_inline_cycles_per_s: rate(cycles as f64, inline_s),
+        check_thread,
         rust_bare_cycles_per_s: bare,
         cpp_cycles_per_s: cpp,
         ratio: rust / cpp,

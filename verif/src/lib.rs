@@ -8,6 +8,7 @@ pub mod diff;
 mod ffi;
 pub mod regress;
 pub mod replay_rtl;
+pub mod scoreboard;
 pub mod sim;
 pub mod stimulus;
 pub mod switch_tb;

@@ -69,6 +69,8 @@ pub struct RtlReplayReport {
     pub zero_load_latency: Vec<OpLatency>,
     /// Simulation speed.
     pub cycles_per_second: f64,
+    /// Whether the scoreboard ran on a thread of its own ([`crate::tb::BenchConfig::check_thread`]).
+    pub check_thread: bool,
 }
 
 /// What one replay phase returns: (cycles, packets, counters before, counters after).
@@ -150,8 +152,8 @@ pub fn zero_load_latency(model: &str, seed: u64) -> Result<Vec<OpLatency>, TbErr
     let mut cfg = BenchConfig::new(model, seed);
     cfg.groups = vec![0b110];
     let mut b = Bench::new(cfg)?;
-    let hub = b.golden.cfg.hub.clone();
-    let epp = b.golden.cfg.experts_per_port as u16;
+    let hub = b.golden_cfg().hub.clone();
+    let epp = b.golden_cfg().experts_per_port as u16;
     for (name, op) in ops {
         let mut p = Packet::new(op);
         p.len = 16;
@@ -222,13 +224,15 @@ impl std::str::FromStr for InjectOrder {
 
 /// Replays `tokens` (Dispatch, then Combine) through the RTL model for `opts.ep`
 /// ports, every packet and memory access checked against the golden model; each
-/// SM injects its packets in `order`.
+/// SM injects its packets in `order`. With `check_thread` the scoreboard runs on a thread of
+/// its own (the same checks; two cores).
 pub fn replay_rtl(
     tokens: &[Token],
     topk: usize,
     opts: &ReplayOptions,
     order: InjectOrder,
     seed: u64,
+    check_thread: bool,
     mut progress: impl FnMut(&str, Progress),
 ) -> Result<RtlReplayReport, RtlReplayError> {
     let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
@@ -257,10 +261,11 @@ pub fn replay_rtl(
     let gcfg = replay_config(opts, tokens.len(), topk)?;
     let mut bcfg = BenchConfig::new(model, seed);
     bcfg.hub = gcfg.hub.clone();
+    bcfg.check_thread = check_thread;
     let latency = zero_load_latency(model, seed)?;
     let mut b = Bench::new(bcfg)?;
     // The golden configuration of the bench, for addresses.
-    let cfg = b.golden.cfg.clone();
+    let cfg = b.golden_cfg().clone();
     let mtok: Vec<Token> = tokens
         .iter()
         .map(|t| Token {
@@ -311,7 +316,7 @@ pub fn replay_rtl(
             }
             let c0 = b.cycles();
             let mut last_report = c0;
-            while b.queued() > 0 || !b.is_drained() {
+            while b.queued() > 0 || !b.is_drained()? {
                 b.step()?;
                 if b.cycles() - last_report >= 10_000 {
                     last_report = b.cycles();
@@ -349,7 +354,7 @@ pub fn replay_rtl(
     })?;
     let secs = start.elapsed().as_secs_f64();
     b.close();
-    let stats = b.stats().clone();
+    let stats = b.stats();
     let hits: u64 = c1.tlb_hits.iter().sum();
     let misses: u64 = c1.tlb_misses.iter().sum();
     let errors = c1
@@ -379,5 +384,6 @@ pub fn replay_rtl(
         errors,
         zero_load_latency: latency,
         cycles_per_second: (dc + cc) as f64 / secs.max(1e-9),
+        check_thread,
     })
 }

@@ -42,7 +42,8 @@ fn run_rtl(prep: &Prepared, vcd: &Path) {
     bc.vcd = Some(vcd.to_path_buf());
     let mut b = Bench::new(bc).expect("bench");
     assert_eq!(
-        &b.golden.cfg, cfg,
+        b.golden_cfg(),
+        cfg,
         "the example scenario's config must match model top_p4's parameters"
     );
     for (p, i) in prep.order() {

@@ -32,7 +32,7 @@ fn case(name: &str, cfg: BenchConfig, body: impl FnOnce(&mut Bench, &mut Stimulu
     let model = cfg.model.clone();
     let result = (|| -> Result<Bench, TbError> {
         let mut b = Bench::new(cfg)?;
-        let mut s = Stimulus::new(&b.golden.cfg, seed);
+        let mut s = Stimulus::new(b.golden_cfg(), seed);
         body(&mut b, &mut s);
         b.run(200_000)?;
         b.close();
@@ -72,15 +72,16 @@ fn parser_accepts_every_kind_and_rejects_every_error() {
 
 #[test]
 fn multicast_to_one_through_all_ports() {
-    let b = case(
+    let mut b = case(
         "multicast_to_one_through_all_ports",
         config("top_p8", 0x22),
         |b, s| {
-            let epp = b.golden.cfg.experts_per_port as u16;
+            let epp = b.golden_cfg().experts_per_port as u16;
             for fan in 1..=8u16 {
                 let mut p = Packet::new(Opcode::DynSt);
                 p.targets = (0..fan).map(|q| q * epp + fan).collect();
-                p.maddr = b.golden.cfg.hub.mbase + ((fan as u64) << b.golden.cfg.hub.log2_bsize);
+                p.maddr =
+                    b.golden_cfg().hub.mbase + ((fan as u64) << b.golden_cfg().hub.log2_bsize);
                 p.len = 16;
                 p.be = Some(u128::MAX);
                 p.payload = s.payload(16, DType::Bf16);
@@ -99,8 +100,8 @@ fn reduction_every_dtype_and_op_with_shuffled_arrival() {
         "reduction_every_dtype_and_op_with_shuffled_arrival",
         cfg,
         |b, s| {
-            let hub = b.golden.cfg.hub.clone();
-            let epp = b.golden.cfg.experts_per_port as u16;
+            let hub = b.golden_cfg().hub.clone();
+            let epp = b.golden_cfg().experts_per_port as u16;
             let targets: Vec<u16> =
                 vec![7 * epp + 1, epp + 2, 3 * epp, epp + 5, 5 * epp + 9, 2 * epp];
             for (i, dt) in DType::ALL.iter().enumerate() {
@@ -146,7 +147,7 @@ fn tlb_hits_misses_replacement_and_slow_walks() {
             for aidx in 0..64u64 {
                 let mut p = Packet::new(Opcode::DynSt);
                 p.targets = vec![1];
-                p.maddr = b.golden.cfg.hub.mbase + (aidx << b.golden.cfg.hub.log2_bsize);
+                p.maddr = b.golden_cfg().hub.mbase + (aidx << b.golden_cfg().hub.log2_bsize);
                 p.len = 1;
                 p.be = Some(u128::MAX);
                 p.payload = s.payload(1, DType::F32);
@@ -157,7 +158,7 @@ fn tlb_hits_misses_replacement_and_slow_walks() {
                 let mut p = Packet::new(Opcode::DynLdReduce);
                 p.stage = Stage::Combine;
                 p.targets = vec![1];
-                p.maddr = b.golden.cfg.hub.mbase + (aidx << b.golden.cfg.hub.log2_bsize);
+                p.maddr = b.golden_cfg().hub.mbase + (aidx << b.golden_cfg().hub.log2_bsize);
                 p.len = 1;
                 p.tag = 0x100 + aidx as u16;
                 b.push(b.ports() - 1, &p);
@@ -228,13 +229,13 @@ fn sixteen_ports() {
 fn every_port_sustains_line_rate() {
     for model in ["top_p4", "top_p8"] {
         let mut busiest = 0;
-        let b = case(
+        let mut b = case(
             "every_port_sustains_line_rate",
             config(model, 0x88),
             |b, s| {
                 let n = b.ports();
-                let epp = b.golden.cfg.experts_per_port as u16;
-                let hub = b.golden.cfg.hub.clone();
+                let epp = b.golden_cfg().experts_per_port as u16;
+                let hub = b.golden_cfg().hub.clone();
                 for i in 0..60u64 {
                     for src in 0..n {
                         let mut w = Packet::new(Opcode::Write);

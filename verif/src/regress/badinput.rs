@@ -81,8 +81,8 @@ fn setup(
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ salt);
     let p = pressure(&mut rng);
     let b = Bench::new(bench_config(model, seed, &p, vcd))?;
-    let mut s = Stimulus::new(&b.golden.cfg, seed);
-    s.max_k = b.golden.cfg.max_targets.min(16);
+    let mut s = Stimulus::new(b.golden_cfg(), seed);
+    s.max_k = b.golden_cfg().max_targets.min(16);
     Ok((p, b, s, rng))
 }
 

@@ -188,7 +188,7 @@ pub(crate) fn bench_config(
 
 /// Queues a packet or frame, counting legal and malformed ones.
 pub(crate) fn push_frame(b: &mut Bench, port: usize, frame: Vec<u128>, checked: &mut Checked) {
-    let limits = b.golden.cfg.limits();
+    let limits = b.golden_cfg().limits();
     if decode(&frame, Origin::Sm, &limits).is_ok() {
         checked.legal_injected += 1;
     } else {
@@ -220,9 +220,9 @@ fn run_ops(
         Err(e) => return (checked, Err(e)),
     };
     let b = &mut bench;
-    let mut s = Stimulus::new(&b.golden.cfg, seed);
-    s.max_k = b.golden.cfg.max_targets.min(16);
-    let tlb = b.golden.cfg.hub.tlb_entries;
+    let mut s = Stimulus::new(b.golden_cfg(), seed);
+    s.max_k = b.golden_cfg().max_targets.min(16);
+    let tlb = b.golden_cfg().hub.tlb_entries;
     let mut flits = 0u64;
     let result = (|| -> Result<(), TbError> {
         for op in ops {

@@ -44,13 +44,19 @@ pub(crate) fn replay(t: &TraceCase, seed: u64, checked: &mut Checked) -> Result<
         dtype: DType::Bf16,
         seed,
     };
-    let r =
-        replay_rtl(&tokens, topk, &opts, InjectOrder::Token, seed, |_, _| {}).map_err(
-            |e| match e {
-                RtlReplayError::Bench(tb) => CaseFail::from(tb),
-                RtlReplayError::Shape(s) => CaseFail::error(s.to_string()),
-            },
-        )?;
+    let r = replay_rtl(
+        &tokens,
+        topk,
+        &opts,
+        InjectOrder::Token,
+        seed,
+        false,
+        |_, _| {},
+    )
+    .map_err(|e| match e {
+        RtlReplayError::Bench(tb) => CaseFail::from(tb),
+        RtlReplayError::Shape(s) => CaseFail::error(s.to_string()),
+    })?;
     checked.packets = r.packets_checked;
     checked.mem_accesses = r.mem_checked;
     checked.legal_injected = r.dispatch.packets + r.combine.packets;
