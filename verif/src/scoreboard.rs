@@ -68,6 +68,24 @@ struct Expect {
     mem_exp: VecDeque<MemAccess>,
 }
 
+/// Checks a request hub `q` received against the head of its flow (the packets expected from
+/// its source port, in order) and returns the expected packet; the error says what differed.
+/// Shared by this scoreboard and the switch-level bench's.
+pub fn match_flow(flows: &mut [VecDeque<Packet>], q: usize, got: Packet) -> Result<Packet, String> {
+    let src = got.src_port as usize;
+    let want = flows
+        .get_mut(src)
+        .and_then(|f| f.pop_front())
+        .ok_or_else(|| format!("hub {q} received an unexpected packet from port {src}: {got:?}"))?;
+    if got != want {
+        return Err(format!(
+            "hub {q}, packet from port {src}: {}",
+            crate::diff::packet_diff(&want, &got)
+        ));
+    }
+    Ok(want)
+}
+
 /// The golden model, its expectations and the checks.
 pub struct Checker {
     /// The golden model (its switch and hubs are driven separately, see `tb`'s module docs).
@@ -172,22 +190,7 @@ impl Checker {
                 "hub {q} received an illegal frame ({e}): {frame:x?}"
             ))
         })?;
-        let src = got.src_port as usize;
-        let want = self.ports[q]
-            .exp_req
-            .get_mut(src)
-            .and_then(|f| f.pop_front())
-            .ok_or_else(|| {
-                self.mismatch(format!(
-                    "hub {q} received an unexpected packet from port {src}: {got:?}"
-                ))
-            })?;
-        if got != want {
-            return Err(self.mismatch(format!(
-                "hub {q}, packet from port {src}: {}",
-                crate::diff::packet_diff(&want, &got)
-            )));
-        }
+        let want = match_flow(&mut self.ports[q].exp_req, q, got).map_err(|e| self.mismatch(e))?;
         self.packets_checked += 1;
         let hub = &mut self.golden.hubs[q];
         let rsps = hub.handle(&want);

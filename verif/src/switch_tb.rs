@@ -641,22 +641,8 @@ impl SwitchBench {
         if !got.opcode.is_request() {
             return Err(self.mismatch(format!("hub {q} received a response: {got:?}")));
         }
-        let src = got.src_port as usize;
-        let want = self.ports[q]
-            .exp_req
-            .get_mut(src)
-            .and_then(|f| f.pop_front())
-            .ok_or_else(|| {
-                self.mismatch(format!(
-                    "hub {q} received an unexpected packet from port {src}: {got:?}"
-                ))
-            })?;
-        if got != want {
-            return Err(self.mismatch(format!(
-                "hub {q}, packet from port {src}: {}",
-                crate::diff::packet_diff(&want, &got)
-            )));
-        }
+        let want = crate::scoreboard::match_flow(&mut self.ports[q].exp_req, q, got)
+            .map_err(|e| self.mismatch(e))?;
         self.stats.packets_checked += 1;
         let rsps = self.ports[q].hub_model.handle(&want);
         let f = self.cfg.faults_of(q);
