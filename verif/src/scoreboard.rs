@@ -679,7 +679,7 @@ mod tests {
             assert_eq!(req, 1, "the golden switch forwards the write to port 1");
             assert!(!sb.checker().expect("no mismatch").drained());
             let fwd = {
-                let mut c = sb.checker().expect("no mismatch");
+                let c = sb.checker().expect("no mismatch");
                 c.ports[1].exp_req[0].front().cloned().expect("expected")
             };
             sb.push(
