@@ -476,11 +476,16 @@ impl Worker {
         }
     }
 
-    /// Waits until the thread has applied every event sent.
+    /// Waits until the thread has applied every event sent. A panic on the thread (a bug in
+    /// the golden model) is raised here, as the inline scoreboard would raise it.
     fn sync(&mut self) {
         self.send_batch();
         self.send(Msg::Flush);
-        let _ = self.acks.recv();
+        if self.acks.recv().is_err() {
+            if let Some(Err(panic)) = self.handle.take().map(JoinHandle::join) {
+                std::panic::resume_unwind(panic);
+            }
+        }
     }
 
     fn take_error(&mut self) -> Option<TbError> {
