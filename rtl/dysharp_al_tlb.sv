@@ -5,15 +5,23 @@
 // Storage (docs/architecture.md, "Storage map"): the match keys (valid, local index, AIdx) are
 // flip-flops, written only by a fill; the LIdx of every entry is one dysharp_ram_1r1w word
 // (address set * Ways + way), the shape of an SRAM macro.
-// - Lookup: key in, hit out in the same cycle (a compare of the set's ways), from the state after
-//   the last fill (a fill takes effect at the clock edge). With lookup_i the LIdx RAM is read at
-//   the hit way: lookup_lidx_o is the LIdx of the last hit looked up with lookup_i, from the
-//   cycle after that lookup until the next one (the RAM's registered read; the hub holds its job
-//   in a register for that cycle, so the lookup costs no extra cycle).
+// - Lookup: with query_i, key in, hit out in the same cycle (a compare of the set's ways), from
+//   the state after the last fill (a fill takes effect at the clock edge); lookup_hit_o is 0
+//   without query_i (operand isolation: the compare and the way encoder run only for a presented
+//   key). query_i and the key must come from registers: the compare then settles once per cycle
+//   in a simulator, not again for every change of the hub's inputs. With lookup_i (the lookup
+//   commits) the LIdx RAM is read at the hit way: lookup_lidx_o is the LIdx of the last hit
+//   looked up, from the cycle after that lookup until the next one (the RAM's registered read;
+//   the hub holds its job in a register for that cycle, so the lookup costs no extra cycle).
 // - Fill: the lowest-numbered invalid way of the set, else the way the set's round-robin pointer
-//   names (the pointer then advances, wrapping after Ways - 1). The caller fills only after a
-//   lookup of the same key missed (the golden model never fills a present key). A lookup in the
-//   cycle of a fill sees the state before it (the RAM reads the old word first).
+//   names (the pointer then advances, wrapping after Ways - 1). Entries are never invalidated
+//   (only a reset clears them), so a set's valid ways are always its lowest ones: the lowest
+//   invalid way is the number of fills so far, and once the set is full that count has wrapped
+//   to 0, the round-robin pointer's start. One pointer per set (ptr_q) is therefore both, and the
+//   set is full when its last way is valid: no search over the ways (golden: `Tlb::fill`'s
+//   `filled` and `rr`). The caller fills only after a lookup of the same key missed (the golden
+//   model never fills a present key). A lookup in the cycle of a fill sees the state before it
+//   (the RAM reads the old word first).
 // The hit/miss counters live in the hub (a lookup is counted only when it commits).
 
 module dysharp_al_tlb #(
@@ -29,6 +37,7 @@ module dysharp_al_tlb #(
   input  logic                  rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Lookup.
+  input  logic                  query_i,        // a key is presented (from registers)
   input  logic                  lookup_i,       // read the LIdx of a hit (committed lookup)
   input  logic [LocalWidth-1:0] lookup_local_i,
   input  logic [AidxWidth-1:0]  lookup_aidx_i,
@@ -62,73 +71,55 @@ module dysharp_al_tlb #(
 
   logic [Entries-1:0] valid_q;
   key_t               key_q [Entries];
-  way_t               rr_q  [Sets];
+  way_t [Sets-1:0]    ptr_q;          // per set: fills so far, wrapping (the next way)
 
   function automatic way_t way_inc(input way_t w);
     return (32'(w) + 1 >= Ways) ? '0 : w + way_t'(1);
   endfunction
 
-  // The number of the way a one-hot (or all-zero) vector names: an OR of the set bits' numbers,
-  // no priority chain.
-  function automatic way_t onehot_way_f(input logic [Ways-1:0] oh);
-    way_t w;
-    w = '0;
-    for (int unsigned i = 0; i < Ways; i++) begin
-      w = w | (oh[i] ? way_t'(i) : '0);
-    end
-    return w;
-  endfunction
-
   // ---------------------------------------------------------------------------------------------
   // Lookup: compare the ways of the key's set (an entry of another set never holds this AIdx).
+  // The matching way is an OR of the matching ways' numbers (at most one matches), no priority
+  // chain.
   // ---------------------------------------------------------------------------------------------
-  set_t            lk_set;
-  key_t            lk_key;
-  logic [Ways-1:0] lk_match;
-  way_t            lk_way;
+  set_t lk_set;
+  key_t lk_key;
+  logic lk_hit;
+  logic lk_many;   // more than one way matched (an assertion's operand only)
+  way_t lk_way;
 
   assign lk_set = (Sets > 1) ? set_t'(lookup_aidx_i) : '0;
   assign lk_key = {lookup_local_i, lookup_aidx_i};
 
-  for (genvar w = 0; w < Ways; w++) begin : g_way
-    assign lk_match[w] = valid_q[ent_f(lk_set, way_t'(w))] &&
-                         (key_q[ent_f(lk_set, way_t'(w))] == lk_key);
-  end
-
-  // The matching way (at most one matches).
-  assign lk_way = onehot_way_f(lk_match);
-
-  assign lookup_hit_o = |lk_match;
-
-  // ---------------------------------------------------------------------------------------------
-  // Fill: lowest invalid way of the set, else the round-robin victim.
-  // ---------------------------------------------------------------------------------------------
-  set_t            fl_set;
-  way_t            fl_way;
-  ent_t            fl_ent;
-  logic            fl_found;
-  logic [Ways-1:0] fl_free;
-
-  assign fl_set = (Sets > 1) ? set_t'(fill_aidx_i) : '0;
-
-  for (genvar w = 0; w < Ways; w++) begin : g_free
-    assign fl_free[w] = !valid_q[ent_f(fl_set, way_t'(w))];
-  end
-
-  // The lowest free way: a free way with no free way below it. "Some free way at or below w" is a
-  // prefix OR in log2(Ways) doubling steps (incl |= incl << 2^k), not a carry chain (free & -free
-  // mapped to a 4-input ripple of 138 cell levels at 512 ways, docs/area.md).
-  logic [Ways-1:0] fl_low, fl_incl;
   always_comb begin
-    fl_incl = fl_free;
-    for (int unsigned k = 1; k < Ways; k = k * 2) begin
-      fl_incl = fl_incl | (fl_incl << k);
+    logic m;
+    m       = 1'b0;
+    lk_hit  = 1'b0;
+    lk_many = 1'b0;
+    lk_way  = '0;
+    if (query_i) begin
+      for (int unsigned w = 0; w < Ways; w++) begin
+        m       = valid_q[ent_f(lk_set, way_t'(w))] && (key_q[ent_f(lk_set, way_t'(w))] == lk_key);
+        lk_many = lk_many | (lk_hit & m);
+        lk_hit  = lk_hit | m;
+        lk_way  = lk_way | (m ? way_t'(w) : '0);
+      end
     end
   end
-  assign fl_low   = fl_free & ~(fl_incl << 1);
-  assign fl_found = |fl_free;
 
-  assign fl_way = fl_found ? onehot_way_f(fl_low) : rr_q[fl_set];
+  assign lookup_hit_o = lk_hit;
+
+  // ---------------------------------------------------------------------------------------------
+  // Fill: the set's pointer; the set is full (the fill evicts) when its last way is valid.
+  // ---------------------------------------------------------------------------------------------
+  set_t fl_set;
+  way_t fl_way;
+  ent_t fl_ent;
+  logic fl_found;
+
+  assign fl_set   = (Sets > 1) ? set_t'(fill_aidx_i) : '0;
+  assign fl_way   = ptr_q[fl_set];
+  assign fl_found = !valid_q[ent_f(fl_set, way_t'(Ways - 1))];
 
   assign fl_ent       = ent_f(fl_set, fl_way);
   assign fill_evict_o = fill_i && !fl_found;
@@ -141,13 +132,12 @@ module dysharp_al_tlb #(
     end
   end
 
-  for (genvar s = 0; s < Sets; s++) begin : g_rr
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        rr_q[s] <= '0;
-      end else if (fill_i && !fl_found && (fl_set == set_t'(s))) begin
-        rr_q[s] <= way_inc(rr_q[s]);
-      end
+  // One indexed write at the fill's set (one process, not one per set).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ptr_q <= '0;
+    end else if (fill_i) begin
+      ptr_q[fl_set] <= way_inc(fl_way);
     end
   end
 
@@ -172,7 +162,7 @@ module dysharp_al_tlb #(
     .we_i    (fill_i),
     .waddr_i (ram_waddr),
     .wdata_i (fill_lidx_i),
-    .re_i    (lookup_i && lookup_hit_o),
+    .re_i    (lookup_i && lk_hit),
     .raddr_i (ram_raddr),
     .rdata_o (lookup_lidx_o)
   );
@@ -187,14 +177,18 @@ module dysharp_al_tlb #(
   end
 
   // At most one way of a set matches a key (a fill never duplicates a present key).
-  a_onehot_match: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $onehot0(lk_match));
-  // The round-robin pointer names a way.
-  a_rr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(rr_q[fl_set]) < Ways);
-  // The lowest free way is one way.
-  a_low_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $onehot0(fl_low) && (fl_found == (fl_low != '0)));
+  a_one_match: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    !lk_many);
+  // A commit is a presented key.
+  a_lookup_query: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    lookup_i |-> query_i);
+  // The fill pointer names a way.
+  a_ptr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    32'(ptr_q[fl_set]) < Ways);
+  // A fill into a set with room takes its lowest invalid way: that way is invalid and the one
+  // below it valid.
+  a_fill_lowest: assert property (@(posedge clk_i) disable iff (!rst_ni)
+    fill_i && fl_found |-> !valid_q[fl_ent] && ((fl_way == '0) || valid_q[fl_ent - ent_t'(1)]));
   // Functional coverage (docs/verification.md): a fill into a free way, and an eviction, in a
   // set-associative TLB (Sets > 1) or a fully associative one (one set).
   c_fill_free: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_i && fl_found);

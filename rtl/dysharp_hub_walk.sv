@@ -159,6 +159,9 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
     ) u_tlb (
       .clk_i          (clk_i),
       .rst_ni         (rst_ni),
+      // The key is presented from registers (the compare settles once per cycle); the lookup
+      // commits (reads the LIdx RAM) when the job moves on.
+      .query_i        (key_v_q && !blocked_q && (key_q.kind == JobLookup)),
       .lookup_i       (key_adv && (key_q.kind == JobLookup)),
       .lookup_local_i (key_q.lcl),
       .lookup_aidx_i  (key_aidx_i),

@@ -32,7 +32,8 @@ mutations=(
   "alloc_ctr|rtl/dysharp_hub_issue.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
   "range_err|rtl/dysharp_hub_issue.sv|s/ErrRange:    err_q\[1\] <= err_q\[1\] \+ 32'd1;/ErrRange:    err_q[1] <= err_q[1];/|$tops"
   "alloc_err|rtl/dysharp_hub_issue.sv|s/ErrAlloc:    err_q\[2\] <= err_q\[2\] \+ 32'd1;/ErrAlloc:    err_q[2] <= err_q[2];/|$tops"
-  "tlb_rr|rtl/dysharp_al_tlb.sv|s/rr_q\[s\] <= way_inc\(rr_q\[s\]\);/rr_q[s] <= rr_q[s];/|$tops"
+  # The AL-TLB's fill pointer never advances: every fill of a set takes its way 0.
+  "tlb_ptr|rtl/dysharp_al_tlb.sv|s/ptr_q\[fl_set\] <= way_inc\(fl_way\);/ptr_q[fl_set] <= fl_way;/|$tops"
   # A hit that takes the job's own LIdx field instead of the TLB RAM's read.
   "tlb_lidx|rtl/dysharp_hub_walk.sv|s/res_out\.lidx = tlb_lidx;/res_out.lidx = res_q.lidx;/|$tops"
   "min_nan|rtl/dysharp_fp_pkg.sv|s/(fp_min.*?else if \(fp_is_nan\(b\[30:0\]\)\)\s+r = )a;/\${1}b;/s|$tops top_p4_static"
@@ -66,8 +67,8 @@ mutations=(
   # The reduction pipeline's flits not counted in the result FIFO's credits: it overflows when
   # the requester's stream stalls.
   "acc_credit|rtl/dysharp_reduce_share.sv|s/acc_infl = acc_infl \+ .bits\(acc_infl\)'\(pv_q\[s\]\);/acc_infl = acc_infl;/|$switches"
-  # The AL-TLB fill's lowest free way: the prefix OR taken without the shift (no way qualifies).
-  "tlb_free|rtl/dysharp_al_tlb.sv|s/fl_free & ~\(fl_incl << 1\)/fl_free \& ~fl_incl/|$tops"
+  # The AL-TLB's set counted full when its first way is valid, not its last: fills evict early.
+  "tlb_full|rtl/dysharp_al_tlb.sv|s/fl_found = !valid_q\[ent_f\(fl_set, way_t'\(Ways - 1\)\)\];/fl_found = !valid_q[ent_f(fl_set, way_t'(0))];/|$tops"
 )
 
 survived=0

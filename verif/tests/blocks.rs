@@ -122,6 +122,7 @@ fn outp(sim: &Sim, name: &str) -> Result<Port, String> {
 /// The ports of a `dysharp_al_tlb` model.
 struct TlbPorts {
     rst: Port,
+    query: Port,
     lookup: Port,
     lk_local: Port,
     lk_aidx: Port,
@@ -176,6 +177,7 @@ impl TlbBench {
         }
         let p = TlbPorts {
             rst: inp(&sim, "rst_ni")?,
+            query: inp(&sim, "query_i")?,
             lookup: inp(&sim, "lookup_i")?,
             lk_local: inp(&sim, "lookup_local_i")?,
             lk_aidx: inp(&sim, "lookup_aidx_i")?,
@@ -211,6 +213,7 @@ impl TlbBench {
     /// Holds reset for three cycles; the golden TLB starts empty again.
     fn reset(&mut self) -> Result<(), String> {
         self.flush()?;
+        self.sim.set(self.p.query, 0);
         self.sim.set(self.p.lookup, 0);
         self.sim.set(self.p.fill, 0);
         self.sim.set(self.p.rst, 0);
@@ -241,6 +244,7 @@ impl TlbBench {
     fn step(&mut self, key: (u32, u32), fill: Option<(u32, u32, u32)>) -> Result<TlbOut, String> {
         let cyc = self.sim.cycles();
         let p = &self.p;
+        self.sim.set(p.query, 1);
         self.sim.set(p.lookup, 1);
         self.sim.set(p.lk_local, key.0 as u128);
         self.sim.set(p.lk_aidx, key.1 as u128);
@@ -282,15 +286,20 @@ impl TlbBench {
     }
 
     /// One idle cycle (no lookup, no fill) that checks the LIdx of the last cycle's hit; returns
-    /// that LIdx as the RTL showed it.
+    /// that LIdx as the RTL showed it. Without `query_i` the TLB shows no hit, whatever key is
+    /// on its inputs (the compare is isolated).
     fn flush(&mut self) -> Result<Option<u32>, String> {
         if self.pending.is_none() {
             return Ok(None);
         }
         let cyc = self.sim.cycles();
+        self.sim.set(self.p.query, 0);
         self.sim.set(self.p.lookup, 0);
         self.sim.set(self.p.fill, 0);
         self.sim.cycle().map_err(|e| format!("cycle {cyc}: {e}"))?;
+        ensure(!self.sim.bit(self.p.hit, 0), || {
+            format!("cycle {cyc}: lookup_hit_o without query_i")
+        })?;
         self.check_pending()
     }
 
