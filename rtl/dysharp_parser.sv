@@ -480,7 +480,9 @@ module dysharp_parser
         tchk_q  <= tc;
         sport_q <= sp;
         srank_q <= sr;
-        if (in_last_i) begin
+        // Sorted only for a frame with a target list (a WRITE's or READ's last flit skips the
+        // sorting network: the same hardware, and a simulator does not evaluate it).
+        if (in_last_i && (tflits_hdr != 0)) begin
           tgt_q <= sort_f(t, sp, sr, base_f(tc.cnt), 32'(hq.tcount));
         end else begin
           tgt_q <= t;

@@ -104,11 +104,13 @@ module dysharp_reduce_rx
   assign rx_first = !rx_busy_q;
 
   // Match (route, tag) in share `route`: the port must be expected and not have answered yet
-  // (golden model: otherwise the partial is an orphan).
+  // (golden model: otherwise the partial is an orphan). The compare runs only for a flit0 that
+  // arrives (its result is used in no other cycle: operand isolation, and a simulator skips
+  // the share's keys on every other cycle).
   always_comb begin
     rx_cand    = 1'b0;
     rx_match_i = '0;
-    if (route_ok) begin
+    if (rx_fire && rx_first && route_ok) begin
       for (int unsigned e = 0; e < Share; e++) begin
         if (valid_i[rq][e] && (tag_i[rq][e] == ph.tag) && exp_i[rq][e] &&
             !got_i[rq][e]) begin

@@ -123,23 +123,28 @@ module dysharp_sw_req_fwd
     hdr_t        hq;
     flit_t       pruned;
     int unsigned k, r;
-    k = (pos > 0) ? pos - 1 : 0;
+    k         = (pos > 0) ? pos - 1 : 0;
+    r         = 0;
+    hq        = h;
+    pruned    = '1;
+    xp_last_o = '0;
     for (int unsigned q = 0; q < NumPorts; q++) begin
-      hq        = h;
-      hq.tcount = TcountWidth'(desc_cnt_i[q]);
-      hq.hcc    = desc_rhcc_i[q];
-      for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
-        r                  = TargetsPerFlit * k + l;
-        pruned[16*l +: 16] = 16'hFFFF;
-        if (r < 32'(desc_cnt_i[q])) begin
-          pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
-        end
-      end
-
       if (pos == 0) begin
+        hq        = h;
+        hq.tcount = TcountWidth'(desc_cnt_i[q]);
+        hq.hcc    = desc_rhcc_i[q];
         xp_data_o[FlitBits*q +: FlitBits] = is_dyn ? flit_t'(hq) : desc_hdr_i;
         xp_valid_o[q]                     = active && desc_dmask_i[q];
       end else if (pos <= tflits) begin
+        // The window is built only in a target flit's cycle (the same multiplexers; a simulator
+        // skips them in every other cycle).
+        for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+          r                  = TargetsPerFlit * k + l;
+          pruned[16*l +: 16] = 16'hFFFF;
+          if (r < 32'(desc_cnt_i[q])) begin
+            pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
+          end
+        end
         xp_data_o[FlitBits*q +: FlitBits] = pruned;
         xp_valid_o[q]                     = active && desc_dmask_i[q] && (pos <= tq[q]);
       end else begin
