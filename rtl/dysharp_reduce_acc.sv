@@ -13,7 +13,9 @@
 // a port has been taken yet, the operation, and the flits of the ports still to come; the
 // pipeline advances every cycle (the caller reserves room for what leaves it), so payload_o is the
 // result of the inputs of Stages - 1 cycles before. Stages = 1: combinational, NumPorts - 1
-// chained steps in one cycle.
+// chained steps in one cycle. Without valid_i nothing is reduced (no lane is enabled, payload_o
+// is 0 Stages - 1 cycles later): operand isolation, which also spares a simulator every lane of
+// every idle cycle.
 
 module dysharp_reduce_acc
   import dysharp_pkg::*;
@@ -23,6 +25,7 @@ module dysharp_reduce_acc
   parameter int unsigned Stages   = 1     // 1..NumPorts
 ) (
   input  logic                 clk_i,     // the pipeline registers (Stages > 1)
+  input  logic                 valid_i,   // the inputs are a payload flit's to reduce
   input  logic [1:0]           dtype_i,
   input  logic [1:0]           rop_i,
   input  logic                 acc_i,     // AccNative: accumulate in the data type
@@ -34,6 +37,7 @@ module dysharp_reduce_acc
   localparam int unsigned PortsPerStage = (NumPorts + Stages - 1) / Stages;
 
   typedef struct packed {
+    logic                v;
     logic [1:0]          dtype;
     logic [1:0]          rop;
     logic                acc;
@@ -50,7 +54,8 @@ module dysharp_reduce_acc
     flit_t [NumPorts-1:0] data;      // ports Lo.. are meaningful
 
     if (s == 0) begin : g_first
-      assign op         = '{dtype: dtype_i, rop: rop_i, acc: acc_i, exp: exp_i};
+      assign op         = '{v: valid_i, dtype: dtype_i, rop: rop_i, acc: acc_i,
+                              exp: valid_i ? exp_i : '0};
       assign acc_in     = '0;
       assign started_in = 1'b0;
       assign data       = data_i;
@@ -108,7 +113,12 @@ module dysharp_reduce_acc
     end
   end
 
-  assign payload_o = fp_acc_finish(g_stage[Stages-1].op.dtype, g_stage[Stages-1].acc_out);
+  always_comb begin
+    payload_o = '0;
+    if (g_stage[Stages-1].op.v) begin
+      payload_o = fp_acc_finish(g_stage[Stages-1].op.dtype, g_stage[Stages-1].acc_out);
+    end
+  end
 
   if (Stages == 1) begin : g_no_clk
     logic unused_clk;

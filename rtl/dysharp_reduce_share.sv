@@ -115,14 +115,16 @@ module dysharp_reduce_share
   // Entry keys (flip-flops)      //
   //////////////////////////////////
 
-  logic [Share-1:0]      valid_q;
-  logic [TagWidth-1:0]   tag_q   [Share];
-  logic [LenWidth-1:0]   len_q   [Share];
-  pmask_t                exp_q   [Share];   // ports expected to answer
-  pmask_t                got_q   [Share];   // ports that have answered
-  pmask_t                err_q   [Share];   // ports whose partial failed
-  logic [1:0]            age_q   [Share];   // epochs since allocation (saturating)
-  logic [Share-1:0]      zomb_q;            // timed out, quarantined
+  // Packed vectors, the next state built in one process (_d) and registered whole: a simulator
+  // copies a few words per cycle instead of tracking a delayed write per entry.
+  logic [Share-1:0]                valid_q, valid_d;
+  logic [Share-1:0][TagWidth-1:0]  tag_q, tag_d;
+  logic [Share-1:0][LenWidth-1:0]  len_q, len_d;
+  pmask_t [Share-1:0]              exp_q, exp_d;   // ports expected to answer
+  pmask_t [Share-1:0]              got_q, got_d;   // ports that have answered
+  pmask_t [Share-1:0]              err_q, err_d;   // ports whose partial failed
+  logic [Share-1:0][1:0]           age_q, age_d;   // epochs since allocation (saturating)
+  logic [Share-1:0]                zomb_q, zomb_d; // timed out, quarantined
   logic                  tick;
 
   logic                  alloc_fire;
@@ -165,19 +167,22 @@ module dysharp_reduce_share
   logic       dup;
   assign hdr = hdr_t'(alloc_hdr_i);
 
+  // Searched only for a request (operand isolation; a simulator skips both loops otherwise).
   always_comb begin
     has_free  = 1'b0;
     alloc_idx = '0;
     dup       = 1'b0;
-    for (int unsigned e = Share; e > 0; e--) begin   // lowest free entry wins
-      if (!valid_q[e-1]) begin
-        has_free  = 1'b1;
-        alloc_idx = idx_t'(e - 1);
+    if (alloc_valid_i) begin
+      for (int unsigned e = Share; e > 0; e--) begin   // lowest free entry wins
+        if (!valid_q[e-1]) begin
+          has_free  = 1'b1;
+          alloc_idx = idx_t'(e - 1);
+        end
       end
-    end
-    for (int unsigned e = 0; e < Share; e++) begin
-      if (valid_q[e] && (tag_q[e] == hdr.tag)) begin
-        dup = 1'b1;
+      for (int unsigned e = 0; e < Share; e++) begin
+        if (valid_q[e] && (tag_q[e] == hdr.tag)) begin
+          dup = 1'b1;
+        end
       end
     end
   end
@@ -484,6 +489,7 @@ module dysharp_reduce_share
     .Stages   (AccStages)
   ) u_acc (
     .clk_i     (clk_i),
+    .valid_i   (c_v_q && !c_hdr_q),   // a payload flit (a header's flit0 is built beside it)
     .dtype_i   (info_rdata.dtype),
     .rop_i     (info_rdata.rop),
     .acc_i     (info_rdata.acc),
@@ -573,55 +579,72 @@ module dysharp_reduce_share
   // Entry state update    //
   ///////////////////////////
 
+  always_comb begin
+    valid_d = valid_q;
+    tag_d   = tag_q;
+    len_d   = len_q;
+    exp_d   = exp_q;
+    got_d   = got_q;
+    err_d   = err_q;
+    age_d   = age_q;
+    zomb_d  = zomb_q;
+    if (tick) begin
+      for (int unsigned e = 0; e < Share; e++) begin
+        if (valid_q[e] && (age_q[e] != 2'd3)) begin
+          age_d[e] = age_q[e] + 2'd1;
+        end
+      end
+    end
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      if (rx_got_v_i[p] && (rx_share_i[p] == q_i)) begin
+        got_d[rx_idx_i[p]][p] = 1'b1;
+      end
+      if (rx_err_v_i[p] && (rx_share_i[p] == q_i)) begin
+        err_d[rx_idx_i[p]][p] = 1'b1;
+      end
+    end
+    if (tmo_v) begin
+      zomb_d[free_idx] = 1'b1;
+      age_d[free_idx]  = '0;
+    end
+    if (free_v) begin
+      valid_d[free_idx] = 1'b0;
+      got_d[free_idx]   = '0;
+      err_d[free_idx]   = '0;
+      zomb_d[free_idx]  = 1'b0;
+      age_d[free_idx]   = '0;
+    end
+    if (alloc_fire) begin
+      valid_d[alloc_idx] = 1'b1;
+      tag_d[alloc_idx]   = hdr.tag;
+      len_d[alloc_idx]   = hdr.len;
+      exp_d[alloc_idx]   = alloc_ports_i;
+      got_d[alloc_idx]   = '0;
+      err_d[alloc_idx]   = '0;
+      zomb_d[alloc_idx]  = 1'b0;
+      age_d[alloc_idx]   = '0;
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       valid_q <= '0;
-      for (int unsigned e = 0; e < Share; e++) begin
-        tag_q[e] <= '0;
-        len_q[e] <= '0;
-        exp_q[e] <= '0;
-        got_q[e] <= '0;
-        err_q[e] <= '0;
-        age_q[e] <= '0;
-      end
-      zomb_q <= '0;
+      tag_q   <= '0;
+      len_q   <= '0;
+      exp_q   <= '0;
+      got_q   <= '0;
+      err_q   <= '0;
+      age_q   <= '0;
+      zomb_q  <= '0;
     end else begin
-      if (tick) begin
-        for (int unsigned e = 0; e < Share; e++) begin
-          if (valid_q[e] && (age_q[e] != 2'd3)) begin
-            age_q[e] <= age_q[e] + 2'd1;
-          end
-        end
-      end
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (rx_got_v_i[p] && (rx_share_i[p] == q_i)) begin
-          got_q[rx_idx_i[p]][p] <= 1'b1;
-        end
-        if (rx_err_v_i[p] && (rx_share_i[p] == q_i)) begin
-          err_q[rx_idx_i[p]][p] <= 1'b1;
-        end
-      end
-      if (tmo_v) begin
-        zomb_q[free_idx] <= 1'b1;
-        age_q[free_idx]  <= '0;
-      end
-      if (free_v) begin
-        valid_q[free_idx] <= 1'b0;
-        got_q[free_idx]   <= '0;
-        err_q[free_idx]   <= '0;
-        zomb_q[free_idx]  <= 1'b0;
-        age_q[free_idx]   <= '0;
-      end
-      if (alloc_fire) begin
-        valid_q[alloc_idx] <= 1'b1;
-        tag_q[alloc_idx]   <= hdr.tag;
-        len_q[alloc_idx]   <= hdr.len;
-        exp_q[alloc_idx]   <= alloc_ports_i;
-        got_q[alloc_idx]   <= '0;
-        err_q[alloc_idx]   <= '0;
-        zomb_q[alloc_idx]  <= 1'b0;
-        age_q[alloc_idx]   <= '0;
-      end
+      valid_q <= valid_d;
+      tag_q   <= tag_d;
+      len_q   <= len_d;
+      exp_q   <= exp_d;
+      got_q   <= got_d;
+      err_q   <= err_d;
+      age_q   <= age_d;
+      zomb_q  <= zomb_d;
     end
   end
 

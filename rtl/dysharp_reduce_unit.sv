@@ -71,7 +71,8 @@ module dysharp_reduce_unit
   input  logic                                rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Allocation, one port per requester (from that port's request forwarder, before the replicas
-  // leave). alloc_hdr_i[q].src_port must be q.
+  // leave). alloc_hdr_i[q].src_port must be q. alloc_ready_o[q] is meaningful with
+  // alloc_valid_i[q] only (the entry search runs for a request; 0 otherwise).
   input  logic [NumPorts-1:0]                 alloc_valid_i,
   output logic [NumPorts-1:0]                 alloc_ready_o,
   input  flit_t [NumPorts-1:0]                alloc_hdr_i,
