@@ -16,6 +16,7 @@ use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
 use dysharp_sim::memory::SparseMemory;
 use dysharp_sim::packet::{decode, Flit, Origin, Packet};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,9 +52,13 @@ pub enum Event {
         /// Hub.
         q: usize,
         /// Its lines.
-        lines: Vec<MemAccess>,
+        lines: BeatLines,
     },
 }
+
+/// The lines of one memory beat (`MemLines` ≤ 4 at every registry configuration: no heap
+/// allocation per beat, which the bench makes several of per cycle).
+pub type BeatLines = SmallVec<[MemAccess; 4]>;
 
 /// What the golden model expects at one port.
 #[derive(Default)]
@@ -381,10 +386,11 @@ impl Checker {
     }
 }
 
-/// Events per batch sent to the checker thread.
-const BATCH: usize = 64;
+/// Events per batch sent to the checker thread (a few hundred cycles of traffic: the thread is
+/// woken once per batch).
+const BATCH: usize = 1024;
 /// Batches in flight before the bench waits for the checker thread.
-const IN_FLIGHT: usize = 256;
+const IN_FLIGHT: usize = 16;
 
 enum Msg {
     Batch(Vec<(u64, Event)>),
@@ -405,6 +411,8 @@ struct Worker {
     failed: Arc<AtomicBool>,
     tx: Option<mpsc::SyncSender<Msg>>,
     acks: mpsc::Receiver<()>,
+    /// Emptied batches the thread hands back, reused (no allocation freed on the other thread).
+    spent: mpsc::Receiver<Vec<(u64, Event)>>,
     batch: Vec<(u64, Event)>,
     handle: Option<JoinHandle<()>>,
 }
@@ -423,25 +431,29 @@ impl Worker {
         let failed = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
         let (ack_tx, acks) = mpsc::channel();
+        let (spent_tx, spent) = mpsc::channel();
         let (s, f) = (shared.clone(), failed.clone());
         let handle = std::thread::Builder::new()
             .name("scoreboard".into())
             .spawn(move || {
                 for msg in rx {
                     match msg {
-                        Msg::Batch(b) => {
+                        Msg::Batch(mut b) => {
                             let mut g = lock(&s);
-                            if g.stopped {
-                                continue;
-                            }
-                            for (cycle, ev) in b {
-                                if let Err(e) = g.chk.apply(cycle, ev) {
-                                    g.error = Some(e);
-                                    g.stopped = true;
-                                    f.store(true, Ordering::Release);
-                                    break;
+                            if !g.stopped {
+                                for (cycle, ev) in b.drain(..) {
+                                    if let Err(e) = g.chk.apply(cycle, ev) {
+                                        g.error = Some(e);
+                                        g.stopped = true;
+                                        f.store(true, Ordering::Release);
+                                        break;
+                                    }
                                 }
                             }
+                            drop(g);
+                            b.clear();
+                            // The bench may be gone (dropped mid-run): nothing to hand back to.
+                            let _ = spent_tx.send(b);
                         }
                         Msg::Flush => {
                             if ack_tx.send(()).is_err() {
@@ -457,6 +469,7 @@ impl Worker {
             failed,
             tx: Some(tx),
             acks,
+            spent,
             batch: Vec::with_capacity(BATCH),
             handle: Some(handle),
         }
@@ -471,7 +484,11 @@ impl Worker {
 
     fn send_batch(&mut self) {
         if !self.batch.is_empty() {
-            let b = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            let fresh = self
+                .spent
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            let b = std::mem::replace(&mut self.batch, fresh);
             self.send(Msg::Batch(b));
         }
     }

@@ -10,7 +10,7 @@
 //! `verif/harness/dysharp_top_tb.sv`), so allocation order and TLB state are
 //! comparable access by access.
 
-use crate::scoreboard::{Checker, Event, Scoreboard};
+use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard};
 use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
 use dysharp_sim::fabric::Fabric;
@@ -21,6 +21,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::path::PathBuf;
+
+/// Flits reserved for a frame being received (a DYN_ST of 8 targets is 19 flits): the frame
+/// then grows without reallocating.
+const FRAME_CAP: usize = 32;
 
 /// How the GPU side behaves.
 #[derive(Clone, Debug)]
@@ -203,7 +207,7 @@ struct Gpu {
     /// The RTL's memory.
     mem: SparseMemory,
     /// Read response beats in flight: (cycle ready, lines).
-    reads: VecDeque<(u64, Vec<u128>)>,
+    reads: VecDeque<(u64, smallvec::SmallVec<[u128; 4]>)>,
 }
 
 /// Two memory accesses are the same if address, kind and strobes agree and the
@@ -615,14 +619,16 @@ impl Bench {
                 self.last_effect = now;
                 self.gpus[q].rsp.push(rsp_flit.0);
                 if rsp_flit.1 {
-                    let frame = std::mem::take(&mut self.gpus[q].rsp);
+                    let frame =
+                        std::mem::replace(&mut self.gpus[q].rsp, Vec::with_capacity(FRAME_CAP));
                     self.sb.push(now, Event::SmResponse { q, frame })?;
                 }
             }
             if mon {
                 self.gpus[q].mon.push(mon_flit.0);
                 if mon_flit.1 {
-                    let frame = std::mem::take(&mut self.gpus[q].mon);
+                    let frame =
+                        std::mem::replace(&mut self.gpus[q].mon, Vec::with_capacity(FRAME_CAP));
                     self.sb.push(now, Event::HubRequest { q, frame })?;
                 }
             }
@@ -660,7 +666,7 @@ impl Bench {
                     )));
                 }
                 let g = &mut self.gpus[q];
-                let mut seen = Vec::with_capacity(lines);
+                let mut seen = BeatLines::new();
                 // The golden model logs 16-byte lines: a beat is checked line by line.
                 if we {
                     self.last_effect = now;
@@ -674,7 +680,7 @@ impl Bench {
                         });
                     }
                 } else {
-                    let mut data = Vec::with_capacity(lines);
+                    let mut data = smallvec::SmallVec::<[u128; 4]>::new();
                     for i in 0..lines {
                         let a = addr + 16 * i as u64;
                         let mut line = [0u8; 16];
