@@ -7,7 +7,10 @@
 //! they appear (each is tens of MB); at the end the command writes
 //! `<out>/coverage.dat` (merged, Verilator's format), `<out>/coverage.info`
 //! (lcov), `<out>/html/index.html` and `<out>/summary.json`, and prints one row
-//! per RTL file.
+//! per RTL file. While the workload runs, the merger writes the same files for
+//! what it has merged so far (at most once a minute, after a model run
+//! finished), so a run that is stopped still leaves the coverage of the cases
+//! that finished.
 
 use dysharp_registry::{Registry, Use};
 use dysharp_verif::coverage::Coverage;
@@ -16,7 +19,10 @@ use dysharp_verif::ModelInfo;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The shortest time between two checkpoints of the reports during a run.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 
 /// Arguments of `dysharp coverage`.
 #[derive(clap::Args, Debug, Clone)]
@@ -94,11 +100,16 @@ pub fn run(
         let merger = s.spawn(|| -> Result<(Coverage, usize), String> {
             let mut cov = Coverage::new();
             let mut files = 0;
+            let (mut written, mut last_write) = (0, Instant::now());
             loop {
                 let last = done.load(Ordering::Acquire);
                 files += merge_finished(&mut cov, &dat)?;
                 if last {
                     return Ok((cov, files));
+                }
+                if files > written && last_write.elapsed() >= CHECKPOINT_EVERY {
+                    write_reports(&cov, &args.out)?;
+                    (written, last_write) = (files, Instant::now());
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
@@ -125,13 +136,7 @@ pub fn run(
         });
     }
     let merged_dat = args.out.join("coverage.dat");
-    fs::write(&merged_dat, cov.to_dat())
-        .map_err(|e| format!("cannot write {}: {e}", merged_dat.display()))?;
-    let root = repo_root();
-    let report = cov.report(&root);
-    report
-        .write_all(&root, &args.out, "dysharp")
-        .map_err(|e| e.to_string())?;
+    let report = write_reports(&cov, &args.out)?;
     out!("{}", report.table());
     outln!(
         "{files} coverage file(s) merged; wrote {}, {}, {}, {}",
@@ -141,6 +146,19 @@ pub fn run(
         html.join("index.html").display()
     );
     outcome.map_err(|e| format!("workload failed (coverage above is partial): {e}"))
+}
+
+/// Writes `out`/coverage.dat (merged) and the reports of `cov`; returns the report.
+fn write_reports(cov: &Coverage, out: &Path) -> Result<dysharp_verif::coverage::Report, String> {
+    let merged_dat = out.join("coverage.dat");
+    fs::write(&merged_dat, cov.to_dat())
+        .map_err(|e| format!("cannot write {}: {e}", merged_dat.display()))?;
+    let root = repo_root();
+    let report = cov.report(&root);
+    report
+        .write_all(&root, out, "dysharp")
+        .map_err(|e| e.to_string())?;
+    Ok(report)
 }
 
 /// Merges the finished `*.dat` files of `dir` into `cov` and deletes them;
