@@ -211,6 +211,10 @@ fn main() {
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     println!("cargo:rerun-if-env-changed=DYSHARP_MODELS");
+    let extra_flags = env::var("DYSHARP_VERILATOR_FLAGS")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    println!("cargo:rerun-if-env-changed=DYSHARP_VERILATOR_FLAGS");
     let reg_path = root.join(MODELS_TOML_PATH);
     println!("cargo:rerun-if-changed={}", reg_path.display());
     let reg_text = fs::read_to_string(&reg_path)
@@ -296,6 +300,12 @@ fn main() {
             // (`<prefix>__stats.txt`), the speed-up more cores could give.
             cmd.args(["--threads", &b.threads.to_string()])
                 .arg("--stats");
+        }
+        // DYSHARP_VERILATOR_FLAGS="-fno-gate ..." adds Verilator options to every model
+        // (development only: measuring an option's effect, docs/perf.md); they are part
+        // of the cache key below like every other argument.
+        if let Some(extra) = &extra_flags {
+            cmd.args(extra.split_whitespace());
         }
         if b.coverage {
             cmd.args(["--coverage-line", "--coverage-toggle", "--coverage-user"])
