@@ -56,14 +56,12 @@ module dysharp_fifo_ram #(
   input  logic                       rst_ni,
   /* verilator lint_on SYNCASYNCNET */
   // Write side.
-  // (`public`: Verilator keeps these two as the module's own variables instead of substituting
-  // the driving signal, which would make the code of each instance differ; see above.)
-  input  logic                       in_valid_i /* verilator public */,
+  input  logic                       in_valid_i,
   output logic                       in_ready_o,
   input  logic [Width-1:0]           in_data_i,
   // Read side.
   output logic                       out_valid_o,
-  input  logic                       out_ready_i /* verilator public */,
+  input  logic                       out_ready_i,
   output logic [Width-1:0]           out_data_o,
   // Fill level.
   output logic [$clog2(Depth+1)-1:0] usage_o
@@ -72,13 +70,23 @@ module dysharp_fifo_ram #(
   // One copy of the code for every instance (see above).
   /* verilator no_inline_module */
 
+  // The handshake inputs through copies of the module's own, `public_flat_rd` (read-only to
+  // C++): Verilator keeps them as variables of the instance instead of putting each instance's
+  // driving signal into a copy of the code of its own (only the two copies are per instance), and,
+  // unlike a writable `public` port, does not re-evaluate the logic behind them at every eval()
+  // (docs/perf.md, "Crosspoint queues: read-only handshake copies").
+  logic in_valid  /* verilator public_flat_rd */;
+  logic out_ready /* verilator public_flat_rd */;
+  assign in_valid  = in_valid_i;
+  assign out_ready = out_ready_i;
+
   logic push, pop;
 `ifndef SYNTHESIS
   logic ram_cnt_ok, stage_order_ok;  // the RAM form's own invariants (checked below)
 `endif
 
-  assign push = in_valid_i && in_ready_o;
-  assign pop  = out_valid_o && out_ready_i;
+  assign push = in_valid && in_ready_o;
+  assign pop  = out_valid_o && out_ready;
 
   if (Depth >= 4) begin : gen_ram
     localparam int unsigned RamDepth = Depth - 2;
@@ -106,12 +114,14 @@ module dysharp_fifo_ram #(
     assign in_ready_o  = (32'(cnt_q) != Depth);
     assign usage_o     = cnt_q;
 
-    // The RAM has no reset (nor have its address checks): while rst_ni is low its ports are held
-    // idle (the prefetch issues no read then), so that no access uses a pointer not yet reset.
+    // The RAM has no reset and its ports no rst_ni: in reset, from its first clock edge on, the
+    // pointers and the fill level are held at zero, so no read is issued (dysharp_ram_prefetch)
+    // and a word a producer offers then is written at the reset write pointer and never read. No
+    // combinational path from rst_ni (see dysharp_ram_prefetch).
     // FallThrough: a word pushed into a FIFO that holds nothing else after this cycle's pop skips
     // the RAM (into the output register).
     assign ft = FallThrough && push && ((cnt_q == '0) || (cnt_q == cnt_t'(1) && pop));
-    assign we = rst_ni && push && !ft;
+    assign we = push && !ft;
 
     always_comb begin
       wr_ptr_d = (push && !ft) ? ptr_inc(wr_ptr_q) : wr_ptr_q;
@@ -162,7 +172,7 @@ module dysharp_fifo_ram #(
       .byp_i            (ft),
       .byp_data_i       (in_data_i),
       .out_valid_o      (out_valid_o),
-      .out_ready_i      (out_ready_i),
+      .out_ready_i      (out_ready),
       .out_data_o       (out_data_o),
       .stage_cnt_o      (stage_cnt2),
       .stage_order_ok_o (stage_order)
@@ -191,11 +201,11 @@ module dysharp_fifo_ram #(
     ) u_fifo (
       .clk_i       (clk_i),
       .rst_ni      (rst_ni),
-      .in_valid_i  (in_valid_i),
+      .in_valid_i  (in_valid),
       .in_ready_o  (in_ready_o),
       .in_data_i   (in_data_i),
       .out_valid_o (out_valid_o),
-      .out_ready_i (out_ready_i),
+      .out_ready_i (out_ready),
       .out_data_o  (out_data_o),
       .usage_o     (usage_o)
     );
@@ -217,6 +227,17 @@ module dysharp_fifo_ram #(
   logic                       in_hold_q;   // the input was stalled at the previous edge
   logic [Width-1:0]           out_held_q, in_held_q;
   logic [Width-1:0]           shadow_q[$];
+  logic                       chk_active;  // a cycle in which any rule below can fail
+
+  // The rules are checked in every cycle in which the queue holds, shows or is offered a word, was
+  // stalled, or was expected to hold one (usage_exp_q), and in the first cycle out of reset. In
+  // any other cycle every rule holds trivially: nothing is pushed, popped or read, the fill level
+  // is zero as expected, no stage holds a word (else out_valid_o), and the check state
+  // (chk_q, the hold flags, usage_exp_q) already has the value this edge would give it. Skipping
+  // them there is what keeps the idle queues of a switch cheap to simulate (docs/perf.md, "Idle
+  // crosspoint queues").
+  assign chk_active = !chk_q || in_valid || (usage_o != '0) || (usage_exp_q != '0) ||
+                      out_valid_o || in_hold_q || out_hold_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -224,7 +245,7 @@ module dysharp_fifo_ram #(
       out_hold_q <= 1'b0;
       in_hold_q  <= 1'b0;
       shadow_q.delete();
-    end else begin
+    end else if (chk_active) begin
       `DYSHARP_FIFO_RAM_CHECK(ram_cnt_ok, "a_ram_cnt: the RAM holds more words than it has")
       `DYSHARP_FIFO_RAM_CHECK(stage_order_ok,
                               "a_stage_order: output register ahead of the read register")
@@ -238,7 +259,7 @@ module dysharp_fifo_ram #(
                               "a_usage_step: fill level moved by more than the transfers")
       `DYSHARP_FIFO_RAM_CHECK(!out_hold_q || (out_valid_o && out_data_o == out_held_q),
                               "a_out_stable: a stalled output changed or went away")
-      `DYSHARP_FIFO_RAM_CHECK(!in_hold_q || (in_valid_i && in_data_i == in_held_q),
+      `DYSHARP_FIFO_RAM_CHECK(!in_hold_q || (in_valid && in_data_i == in_held_q),
                               "a_in_stable: a stalled input changed or went away")
       if (pop) begin
         if (shadow_q.size() == 0) begin
@@ -256,19 +277,21 @@ module dysharp_fifo_ram #(
         shadow_q.push_back(in_data_i);
       end
       chk_q      <= 1'b1;
-      out_hold_q <= out_valid_o && !out_ready_i;
-      in_hold_q  <= in_valid_i && !in_ready_o;
+      out_hold_q <= out_valid_o && !out_ready;
+      in_hold_q  <= in_valid && !in_ready_o;
     end
   end
 
   // Data only: read only while out_hold_q / in_hold_q, which reset clears.
   always_ff @(posedge clk_i) begin
-    usage_exp_q <= UsageW'(usage_o) + UsageW'(push) - UsageW'(pop);
-    if (out_valid_o && !out_ready_i) begin
-      out_held_q <= out_data_o;
-    end
-    if (in_valid_i && !in_ready_o) begin
-      in_held_q <= in_data_i;
+    if (chk_active) begin
+      usage_exp_q <= UsageW'(usage_o) + UsageW'(push) - UsageW'(pop);
+      if (out_valid_o && !out_ready) begin
+        out_held_q <= out_data_o;
+      end
+      if (in_valid && !in_ready_o) begin
+        in_held_q <= in_data_i;
+      end
     end
   end
 `endif

@@ -3,8 +3,10 @@
 // One write port and one read port on the same clock, registered (synchronous) read: the word at
 // raddr_i is on rdata_o in the cycle after re_i; rdata_o holds its value while re_i is low. A read
 // of the address being written in the same cycle returns the old word (read-first), as a macro
-// with separate ports does. No reset: storage is data only; callers hold we_i and re_i low in
-// reset (the address assertions below check every enabled access). Behavioural, so that Yosys infers a
+// with separate ports does. No reset: storage is data only, and callers do not read what they
+// wrote in reset. The address checks below check every enabled access from the second clock edge
+// on: at the first, a caller's pointers may still be a simulator's random initial values (reset
+// acts at that edge). Behavioural, so that Yosys infers a
 // memory with two ports and a synchronous read, which `dysharp area` keeps as an SRAM macro
 // (`--memories macros`), and Verilator simulates as a plain array.
 //
@@ -56,9 +58,15 @@ module dysharp_ram_1r1w #(
   end
   // Addresses in range (Depth need not be a power of two). Immediate checks without %m, as in
   // dysharp_fifo_ram (one copy of the code for every instance under Verilator).
+  // From the second clock edge on (see above): chk_armed_q is set by the first.
+  logic chk_armed_q;
+  initial chk_armed_q = 1'b0;
   always_ff @(posedge clk_i) begin
-    `DYSHARP_RAM_1R1W_CHECK(!we_i || 32'(waddr_i) < Depth, "write address out of range")
-    `DYSHARP_RAM_1R1W_CHECK(!re_i || 32'(raddr_i) < Depth, "read address out of range")
+    if (chk_armed_q) begin
+      `DYSHARP_RAM_1R1W_CHECK(!we_i || 32'(waddr_i) < Depth, "write address out of range")
+      `DYSHARP_RAM_1R1W_CHECK(!re_i || 32'(raddr_i) < Depth, "read address out of range")
+    end
+    chk_armed_q <= 1'b1;
   end
 `endif
 

@@ -59,9 +59,17 @@ module dysharp_ram_prefetch #(
   assign out_data_o  = ov_q ? out_q : rdata_i;
   assign pop         = out_valid_o && out_ready_i;
 
-  // The RAM has no reset: while rst_ni is low, which in simulation includes the first clock edges
-  // before the asynchronous reset has acted on the random initial state, no read is issued.
-  assign re_o     = rst_ni && avail_i && !(ov_q && rv_q);
+  // The RAM has no reset, and needs no rst_ni here: in reset the caller's pointers and fill level
+  // are reset, so avail_i is low and no read is issued, from the first clock edge of reset on (at
+  // that edge a simulator's random initial state may issue one, which is harmless; the RAM's
+  // address checks start at the second edge). No combinational path from rst_ni: under Verilator
+  // logic behind a top-level input is evaluated again at every eval() (docs/perf.md,
+  // "Crosspoint queues: read-only handshake copies").
+  // (`no_read` a variable of the instance, `public_flat_rd`: otherwise Verilator's data-flow pass
+  // names a temporary for it per instance, and every instance of the user gets a copy of the code.)
+  logic no_read /* verilator public_flat_rd */;
+  assign no_read  = !avail_i || (ov_q && rv_q);
+  assign re_o     = !no_read;
   // rd's word leaves through the output (out_q empty), or moves to out_q because the read of this
   // cycle replaces it.
   assign rd_taken = pop && !ov_q;
