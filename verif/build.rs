@@ -16,6 +16,11 @@
 //! The feature `speed` adds `<name>_fast` (the `speed` models without checks,
 //! -O3) and `threads` adds `<name>_mt` (the `threads` models, checked, with
 //! `--threads 2`).
+//!
+//! Development variables: `DYSHARP_MODELS=a,b` builds only those models,
+//! `DYSHARP_BUILD_JOBS` sets Verilator's build jobs (default 2), and
+//! `DYSHARP_VERILATOR_FLAGS` adds Verilator options to every model (to measure an
+//! option's effect, docs/perf.md).
 
 use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
 use std::collections::BTreeSet;
