@@ -74,7 +74,7 @@ module dysharp_fifo_ram #(
   // C++): Verilator keeps them as variables of the instance instead of putting each instance's
   // driving signal into a copy of the code of its own (only the two copies are per instance), and,
   // unlike a writable `public` port, does not re-evaluate the logic behind them at every eval()
-  // (docs/perf.md, "Crosspoint queues: read-only handshake copies").
+  // (docs/perf.md, "Input-combinational logic out of the crosspoint queues").
   logic in_valid  /* verilator public_flat_rd */;
   logic out_ready /* verilator public_flat_rd */;
   assign in_valid  = in_valid_i;
@@ -234,8 +234,8 @@ module dysharp_fifo_ram #(
   // any other cycle every rule holds trivially: nothing is pushed, popped or read, the fill level
   // is zero as expected, no stage holds a word (else out_valid_o), and the check state
   // (chk_q, the hold flags, usage_exp_q) already has the value this edge would give it. Skipping
-  // them there is what keeps the idle queues of a switch cheap to simulate (docs/perf.md, "Idle
-  // crosspoint queues").
+  // them there is what keeps the idle queues of a switch cheap to simulate (docs/perf.md,
+  // "Input-combinational logic out of the crosspoint queues").
   assign chk_active = !chk_q || in_valid || (usage_o != '0) || (usage_exp_q != '0) ||
                       out_valid_o || in_hold_q || out_hold_q;
 

@@ -64,7 +64,7 @@ module dysharp_ram_prefetch #(
   // that edge a simulator's random initial state may issue one, which is harmless; the RAM's
   // address checks start at the second edge). No combinational path from rst_ni: under Verilator
   // logic behind a top-level input is evaluated again at every eval() (docs/perf.md,
-  // "Crosspoint queues: read-only handshake copies").
+  // "Input-combinational logic out of the crosspoint queues").
   // (`no_read` a variable of the instance, `public_flat_rd`: otherwise Verilator's data-flow pass
   // names a temporary for it per instance, and every instance of the user gets a copy of the code.)
   logic no_read /* verilator public_flat_rd */;
