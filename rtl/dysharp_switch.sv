@@ -15,7 +15,8 @@
 // One dysharp_reduce_unit (load-reduce table) serves all ports: each requester port has its own
 // share of the table and its own allocation port, so every port can allocate in the same cycle
 // and a requester whose share is full stalls only itself (spec §5.3).
-// Crosspoint queues are dysharp_fifo_ram (an SRAM-shaped RAM plus an output register).
+// Crosspoint queues: one dysharp_xp_bank per egress port and class (a RAM per queue plus an output
+// register, each queue a dysharp_fifo_ram's behaviour).
 //
 // Counters (32-bit, wrap around): err_count_o codes 1..10 counted at the ingress port of the bad
 // frame (plus ERR_OPCODE for orphan partials), ERR_TIMEOUT (14) at the lowest port that did not
@@ -86,7 +87,6 @@ module dysharp_switch
   localparam int unsigned PayW      = $clog2(MaxLen + 1);
   localparam int unsigned UsW       = $clog2(XpDepth + 1);
   localparam int unsigned NumRspSrc = NumPorts + 3;
-  localparam int unsigned XpW       = FlitBits + 1;              // {last, flit}
   localparam int unsigned NP2       = NumPorts * NumPorts;
   localparam int unsigned NumSwErr  = 10;                        // codes 1..10 counted here
 
@@ -302,46 +302,59 @@ module dysharp_switch
     );
 
     // -------------------------------------------------------------------------------------------
-    // Crosspoint queues p -> q of both classes.
-    for (genvar q = 0; q < NumPorts; q++) begin : gen_xp
-      localparam int unsigned W = NumPorts * p + q;   // write-side index (ingress p, egress q)
-      localparam int unsigned R = NumPorts * q + p;   // read-side index
-      logic [XpW-1:0] rword, sword;
+    // Crosspoint queues i -> p of both classes: one bank per class, queue i written by ingress i.
+    logic  [NumPorts-1:0]          rb_in_valid, rb_in_ready, rb_in_last;
+    logic  [NumPorts-1:0]          sb_in_valid, sb_in_ready, sb_in_last;
+    flit_t [NumPorts-1:0]          rb_in_data, sb_in_data;
+    logic  [NumPorts-1:0][UsW-1:0] rb_usage, sb_usage;
 
-      dysharp_fifo_ram #(
-        .Width (XpW),
-        .Depth (XpDepth)
-      ) u_req_xp (
-        .clk_i       (clk_i),
-        .rst_ni      (rst_ni),
-        .in_valid_i  (rxp_wvalid[W]),
-        .in_ready_o  (rxp_wready[W]),
-        .in_data_i   ({rxp_wlast[W], rxp_wdata[FlitBits*W +: FlitBits]}),
-        .out_valid_o (rxp_rvalid[R]),
-        .out_ready_i (rxp_rready[R]),
-        .out_data_o  (rword),
-        .usage_o     (rxp_usage[UsW*W +: UsW])
-      );
-      assign rxp_rdata[FlitBits*R +: FlitBits] = rword[FlitBits-1:0];
-      assign rxp_rlast[R]                      = rword[FlitBits];
-
-      dysharp_fifo_ram #(
-        .Width (XpW),
-        .Depth (XpDepth)
-      ) u_rsp_xp (
-        .clk_i       (clk_i),
-        .rst_ni      (rst_ni),
-        .in_valid_i  (sxp_wvalid[W]),
-        .in_ready_o  (sxp_wready[W]),
-        .in_data_i   ({sxp_wlast[W], sxp_wdata[FlitBits*W +: FlitBits]}),
-        .out_valid_o (sxp_rvalid[R]),
-        .out_ready_i (sxp_rready[R]),
-        .out_data_o  (sword),
-        .usage_o     (sxp_usage[UsW*W +: UsW])
-      );
-      assign sxp_rdata[FlitBits*R +: FlitBits] = sword[FlitBits-1:0];
-      assign sxp_rlast[R]                      = sword[FlitBits];
+    for (genvar i = 0; i < NumPorts; i++) begin : gen_xp
+      localparam int unsigned W = NumPorts * i + p;   // write-side index (ingress i, egress p)
+      assign rb_in_valid[i]              = rxp_wvalid[W];
+      assign rb_in_data[i]               = rxp_wdata[FlitBits*W +: FlitBits];
+      assign rb_in_last[i]               = rxp_wlast[W];
+      assign rxp_wready[W]               = rb_in_ready[i];
+      assign rxp_usage[UsW*W +: UsW]     = rb_usage[i];
+      assign sb_in_valid[i]              = sxp_wvalid[W];
+      assign sb_in_data[i]               = sxp_wdata[FlitBits*W +: FlitBits];
+      assign sb_in_last[i]               = sxp_wlast[W];
+      assign sxp_wready[W]               = sb_in_ready[i];
+      assign sxp_usage[UsW*W +: UsW]     = sb_usage[i];
     end
+
+    dysharp_xp_bank #(
+      .NumQ  (NumPorts),
+      .Depth (XpDepth)
+    ) u_req_xp (
+      .clk_i       (clk_i),
+      .rst_ni      (rst_ni),
+      .in_valid_i  (rb_in_valid),
+      .in_ready_o  (rb_in_ready),
+      .in_data_i   (rb_in_data),
+      .in_last_i   (rb_in_last),
+      .out_valid_o (rxp_rvalid[NumPorts*p +: NumPorts]),
+      .out_ready_i (rxp_rready[NumPorts*p +: NumPorts]),
+      .out_data_o  (rxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
+      .out_last_o  (rxp_rlast[NumPorts*p +: NumPorts]),
+      .usage_o     (rb_usage)
+    );
+
+    dysharp_xp_bank #(
+      .NumQ  (NumPorts),
+      .Depth (XpDepth)
+    ) u_rsp_xp (
+      .clk_i       (clk_i),
+      .rst_ni      (rst_ni),
+      .in_valid_i  (sb_in_valid),
+      .in_ready_o  (sb_in_ready),
+      .in_data_i   (sb_in_data),
+      .in_last_i   (sb_in_last),
+      .out_valid_o (sxp_rvalid[NumPorts*p +: NumPorts]),
+      .out_ready_i (sxp_rready[NumPorts*p +: NumPorts]),
+      .out_data_o  (sxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
+      .out_last_o  (sxp_rlast[NumPorts*p +: NumPorts]),
+      .usage_o     (sb_usage)
+    );
 
     // -------------------------------------------------------------------------------------------
     // Egress of port p. Response sources: crosspoints i->p, then the request parser's and the

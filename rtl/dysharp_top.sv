@@ -24,8 +24,8 @@ module dysharp_top import dysharp_pkg::*; #(
 ) (
   input  logic                              clk_i,
   // Asynchronous reset; also read as data where a memory's ports are held idle in reset
-  // (dysharp_fifo_ram: `we = rst_ni && push`) and by the simulation checks, so Verilator sees it
-  // both as a reset and as a synchronous input of the flattened design.
+  // (dysharp_parser's tail RAM: `we_i = rst_ni && store_tail`) and by the simulation checks, so
+  // the simulator sees it both as a reset and as a synchronous input of the flattened design.
   /* verilator lint_off SYNCASYNCNET */
   input  logic                              rst_ni,
   /* verilator lint_on SYNCASYNCNET */

@@ -45,11 +45,15 @@ mutations=(
   "tmo_src|rtl/dysharp_reduce_share.sv|s/pick_tmo \? lowest_f\(p_missing\)/pick_tmo ? lowest_f(exp_q[pick_i])/|$switches"
   "tmo_free|rtl/dysharp_reduce_share.sv|s/\(issue && issue_last && !pick_tmo\)/(issue \&\& issue_last)/|$switches"
   "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
-  # A RAM-backed queue (crosspoints) that lets its output register go while the output is
-  # stalled: the queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it.
-  # (The read side is dysharp_ram_prefetch, shared by the crosspoint queues and the parsers'
-  # tail buffers.)
+  # A RAM-backed queue that lets its output register go while the output is stalled: the
+  # queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it. The read side
+  # dysharp_ram_prefetch serves the parsers' tail buffers and the hub's payload FIFO; the
+  # crosspoint banks have the same logic as bit vectors over their queues (xp_bank_keep).
   "xp_keep|rtl/dysharp_ram_prefetch.sv|s/\(ov_q \? !pop : move\);/(ov_q ? 1'b0 : move);/|$dynamic top_p4_static"
+  "xp_bank_keep|rtl/dysharp_xp_bank.sv|s/= \(ov_q & ~pop\) \x7c \(~ov_q & move\);/= (~ov_q \& move);/|$dynamic top_p4_static"
+  # A crosspoint queue whose RAM read pointer does not advance: every word after a queue's first
+  # read repeats an older one.
+  "xp_bank_rptr|rtl/dysharp_xp_bank.sv|s/rd_ptr_q\[i\] <= ptr_inc\(rd_ptr_q\[i\]\);/rd_ptr_q[i] <= rd_ptr_q[i];/|$dynamic top_p4_static"
   # A fall-through FIFO (the hub's payload FIFO) whose push skips the RAM while an older word
   # stays behind (held, not popped): the two leave out of order.
   "ft_order|rtl/dysharp_fifo_ram.sv|s/\(cnt_q == cnt_t'\(1\) && pop\)/(cnt_q == cnt_t'(1))/|$tops"

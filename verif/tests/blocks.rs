@@ -18,6 +18,9 @@
 //!   word is shown from its push cycle + 2, + 1 for the fallback and a word that falls through,
 //!   on) and `out_data_o`; and full
 //!   throughput with both sides always on, from empty and from full.
+//! - Crosspoint bank (`xp_bank`: a `dysharp_xp_bank` of 4 queues of Depth 8 beside 4
+//!   `dysharp_fifo_ram` of the same word and depth, fed the same inputs): every output of each
+//!   queue equals its `dysharp_fifo_ram`'s every cycle, under random valid/ready, bursts and reset.
 //!
 //! Every test is seeded. A failure prints the seed and the command that re-runs it;
 //! `DYSHARP_SEED=<seed>` replaces the seed of every case of the test (decimal or `0x` hex), and
@@ -2237,5 +2240,140 @@ fn fifo_ram_full_throughput_from_empty_and_full() {
     for (i, model) in FIFOS.iter().enumerate() {
         let seed = seed_or(0xF200 + i as u64);
         check(TEST, model, seed, fifo_throughput(model, seed));
+    }
+}
+
+// =================================================================================================
+// Crosspoint bank
+// =================================================================================================
+
+/// The ports of the `xp_bank` harness: a `dysharp_xp_bank` and, beside it, one
+/// `dysharp_fifo_ram` per queue (`ref_*`) on the same inputs.
+struct XpBankPorts {
+    rst: Port,
+    in_valid: Port,
+    in_data: Port,
+    in_last: Port,
+    out_ready: Port,
+    /// (bank, reference) pairs compared every cycle.
+    pairs: Vec<(&'static str, Port, Port)>,
+}
+
+/// Random traffic into every queue of the bank and its reference FIFOs: offers held until taken
+/// (the producer's obligation), the consumer's ready random per queue with phases of long stalls
+/// (queues fill up) and of always-ready (queues drain), a reset now and then. Every cycle every
+/// output of the bank must equal the reference's. Returns (words pushed, cycles some queue was
+/// full, resets).
+fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
+    let mut sim = open("xp_bank", seed)?;
+    let n = sim.param_or("NumQ", 4);
+    let pair = |name: &'static str| -> Result<(&'static str, Port, Port), String> {
+        Ok((name, outp(&sim, name)?, outp(&sim, &format!("ref_{name}"))?))
+    };
+    let pairs = vec![
+        pair("in_ready_o")?,
+        pair("out_valid_o")?,
+        pair("out_data_o")?,
+        pair("out_last_o")?,
+        pair("usage_o")?,
+    ];
+    let p = XpBankPorts {
+        rst: inp(&sim, "rst_ni")?,
+        in_valid: inp(&sim, "in_valid_i")?,
+        in_data: inp(&sim, "in_data_i")?,
+        in_last: inp(&sim, "in_last_i")?,
+        out_ready: inp(&sim, "out_ready_i")?,
+        pairs,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut offer: Vec<Option<(u128, bool)>> = vec![None; n];
+    let (mut pushed, mut full_cycles, mut resets) = (0u64, 0u64, 0u64);
+    let mut in_reset = 3u64;
+    for cycle in 0..cycles {
+        if cycle > 0 && rng.gen_ratio(1, 5_000) {
+            in_reset = 1 + rng.gen_range(0..3);
+            resets += 1;
+        }
+        // A phase of 256 cycles: the ready rate of the consumer and the offer rate of producers.
+        let phase = (cycle / 256) % 3;
+        let ready_rate = [0.05, 0.5, 1.0][phase as usize];
+        sim.set(p.rst, u128::from(in_reset == 0));
+        for (q, o) in offer.iter_mut().enumerate() {
+            if o.is_none() && rng.gen_bool(0.6) {
+                *o = Some((rng.gen::<u128>(), rng.gen_bool(0.3)));
+            }
+            let (v, d, l) = match o {
+                Some((d, l)) => (1, *d, u128::from(*l)),
+                None => (0, 0, 0),
+            };
+            sim.set_bits(p.in_valid, q, 1, v);
+            sim.set_bits(p.in_data, 128 * q, 128, d);
+            sim.set_bits(p.in_last, q, 1, l);
+            sim.set_bits(p.out_ready, q, 1, u128::from(rng.gen_bool(ready_rate)));
+        }
+        sim.cycle().map_err(|e| format!("cycle {cycle}: {e}"))?;
+        let valid = sim.get(p.pairs[1].2);
+        // Outputs are read before the cycle's clock edge: in the first cycle of a reset they
+        // still show the state before it (at cycle 0 the simulator's random initial state).
+        let compare = if in_reset > 0 {
+            &p.pairs[..0]
+        } else {
+            &p.pairs[..]
+        };
+        for (name, bank, reference) in compare {
+            // Data only where it is valid (the RAMs' read registers start random).
+            let per_q = match *name {
+                "out_data_o" => 128,
+                "out_last_o" => 1,
+                _ => 0,
+            };
+            if per_q > 0 {
+                for q in (0..n).filter(|q| (valid >> q) & 1 == 1) {
+                    let a = sim.get_bits(*bank, per_q * q, per_q);
+                    let b = sim.get_bits(*reference, per_q * q, per_q);
+                    ensure(a == b, || {
+                        format!(
+                            "cycle {cycle}: {name} of queue {q}: bank {a:#x}, \
+                             dysharp_fifo_ram {b:#x}"
+                        )
+                    })?;
+                }
+                continue;
+            }
+            let (a, b) = (sim.get(*bank), sim.get(*reference));
+            ensure(a == b, || {
+                format!("cycle {cycle}: {name} of the bank {a:#x}, of dysharp_fifo_ram {b:#x}")
+            })?;
+        }
+        let ready = sim.get(p.pairs[0].1);
+        for (q, o) in offer.iter_mut().enumerate() {
+            if in_reset > 0 {
+                *o = None;
+            } else if o.is_some() && (ready >> q) & 1 == 1 {
+                *o = None;
+                pushed += 1;
+            }
+        }
+        if in_reset == 0 && ready != (1u128 << n) - 1 {
+            full_cycles += 1;
+        }
+        in_reset = in_reset.saturating_sub(1);
+    }
+    Ok((pushed, full_cycles, resets))
+}
+
+#[test]
+fn xp_bank_matches_fifo_ram() {
+    const TEST: &str = "xp_bank_matches_fifo_ram";
+    for seed in seeds(0xB400, 4) {
+        let (pushed, full, resets) = check(TEST, "xp_bank", seed, xp_bank_random(seed, 30_000));
+        eprintln!(
+            "{TEST} seed {seed:#x}: {pushed} words pushed, {full} cycles with a queue full, \
+             {resets} resets"
+        );
+        assert!(
+            pushed > 20_000 && full > 1_000,
+            "seed {seed:#x}: the traffic exercised too little"
+        );
     }
 }
