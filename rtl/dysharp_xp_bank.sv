@@ -2,8 +2,8 @@
 // (docs/architecture.md, "dysharp_switch" and "Storage map"; spec §5: one queue per ingress,
 // egress and class). NumQ queues, queue i written by ingress port i and read by the egress.
 //
-// Each queue behaves exactly as a dysharp_fifo_ram with the same Width and Depth (no
-// FallThrough): same ports per queue, same contract, same cycle timing.
+// Each queue behaves exactly as a dysharp_fifo_ram of Width FlitBits + 1 ({last, flit}) and the
+// same Depth (no FallThrough): same ports per queue, same contract, same cycle timing.
 //   - in_ready_o[i] = (usage_o[i] != Depth): a function of the fill level only (never of
 //     in_valid_i or out_ready_i), so it may feed a producer's arbitration.
 //   - usage_o[i] counts every word queue i holds: in its RAM, in the RAM's read register and in
@@ -19,8 +19,9 @@
 // The RAM never holds more than Depth - 2 words (dysharp_fifo_ram's a_ram_cnt argument).
 //
 // Why a bank and not NumQ dysharp_fifo_ram instances (the hardware is the same: NumQ RAMs and
-// NumQ sets of pointers): a simulator evaluates every instance's logic every cycle, and at any
-// time most of a switch's 2 * NumPorts^2 crosspoint queues are idle. Here the per-queue control
+// NumQ sets of pointers): a simulator evaluates every instance's logic every cycle, and in most
+// cycles most of a switch's 2 * NumPorts^2 crosspoint queues neither push, pop nor read (under
+// load they hold words and wait for their egress). Here the per-queue control
 // bits are vectors over the queues (one operation evaluates the handshake logic of all NumQ
 // queues), and a queue's counters, pointers and RAM ports are updated only in a cycle in which it
 // pushes, pops or reads (`act`): in any other cycle nothing of the queue changes. Pointers and the
