@@ -46,7 +46,7 @@ module dysharp_xp_bank
   localparam int unsigned UsW  = $clog2(Depth + 1)
 ) (
   input  logic                       clk_i,
-  // The checks' reset; not a flop.
+  // Asynchronous reset of the queues' state (the checks' as well).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                       rst_ni,
   /* verilator lint_on SYNCASYNCNET */
