@@ -75,21 +75,17 @@ module dysharp_xp_bank
   typedef logic [UsW-1:0]   cnt_t;
   typedef logic [WordW-1:0] word_t;
 
-  function automatic ptr_t ptr_inc(input ptr_t p);
-    return (32'(p) == RamDepth - 1) ? '0 : p + ptr_t'(1);
-  endfunction
-
-  // Every port through a variable of the bank's own, `public_flat_rd` (read-only to C++): kept
-  // as variables of the instance under Verilator, so the bank's code stays one copy for every
-  // instance and only the copies to and from the ports are per instance. Without them the
-  // simulator writes an output straight into the signal of the instance's user, or reads an input
-  // straight from the user's signal, inside the bank's code, and every instance gets a copy of
-  // that code of its own (dysharp_fifo_ram says the same of its handshake inputs; docs/perf.md,
-  // "The crosspoint queues as banks").
-  logic  [NumQ-1:0]          in_valid  /* verilator public_flat_rd */;
-  logic  [NumQ-1:0]          out_ready /* verilator public_flat_rd */;
-  flit_t [NumQ-1:0]          in_data   /* verilator public_flat_rd */;
-  logic  [NumQ-1:0]          in_last   /* verilator public_flat_rd */;
+  // Every port through a variable of the bank's own, kept as a variable of the instance by the
+  // simulator, so that the bank's code stays one copy for every instance and only the copies to
+  // and from the ports are per instance. The inputs' copies are `public_flat_rw` (writable from
+  // C++): a `public_flat_rd` copy is replaced by its driver where it is read, that is by the
+  // signal of the instance's user inside the bank's code, and every instance got a copy of that
+  // code of its own (docs/perf.md, "The crosspoint queues as banks" and "Sampling and
+  // per-instance code"). The outputs' copies are `public_flat_rd`.
+  logic  [NumQ-1:0]          in_valid  /* verilator public_flat_rw */;
+  logic  [NumQ-1:0]          out_ready /* verilator public_flat_rw */;
+  flit_t [NumQ-1:0]          in_data   /* verilator public_flat_rw */;
+  logic  [NumQ-1:0]          in_last   /* verilator public_flat_rw */;
   logic  [NumQ-1:0]          in_ready  /* verilator public_flat_rd */;
   logic  [NumQ-1:0]          out_valid /* verilator public_flat_rd */;
   flit_t [NumQ-1:0]          out_data  /* verilator public_flat_rd */;
@@ -146,11 +142,13 @@ module dysharp_xp_bank
       rv_q <= rv_d;
       for (int unsigned i = 0; i < NumQ; i++) begin
         if (act[i]) begin
+          // The pointer steps are written out rather than a function: Verilator names a function's
+          // temporaries per instance, which would give every bank a copy of this code again.
           if (push[i]) begin
-            wr_ptr_q[i] <= ptr_inc(wr_ptr_q[i]);
+            wr_ptr_q[i] <= (32'(wr_ptr_q[i]) == RamDepth - 1) ? '0 : wr_ptr_q[i] + ptr_t'(1);
           end
           if (re[i]) begin
-            rd_ptr_q[i] <= ptr_inc(rd_ptr_q[i]);
+            rd_ptr_q[i] <= (32'(rd_ptr_q[i]) == RamDepth - 1) ? '0 : rd_ptr_q[i] + ptr_t'(1);
           end
           cnt_q[i]   <= cnt_q[i] + cnt_t'(push[i]) - cnt_t'(pop[i]);
           full_q[i]  <= (32'(cnt_q[i]) + 32'(push[i]) - 32'(pop[i]) == Depth);
