@@ -24,6 +24,12 @@
 //   (the RAM reads the old word first).
 // The hit/miss counters live in the hub (a lookup is counted only when it commits).
 
+`ifdef VERILATOR
+`define DYSHARP_AL_TLB_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_al_tlb: %s", msg); $stop; end
+`else
+`define DYSHARP_AL_TLB_CHECK(ok, msg) if (!(ok)) $error("dysharp_al_tlb: %s", msg);
+`endif
+
 module dysharp_al_tlb #(
   parameter int unsigned Entries    = 512,
   parameter int unsigned Ways       = 512,
@@ -32,7 +38,7 @@ module dysharp_al_tlb #(
   parameter int unsigned LidxWidth  = 31
 ) (
   input  logic                  clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  // Asynchronous reset; the checks read it on the clock (a synchronous use).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                  rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -176,19 +182,26 @@ module dysharp_al_tlb #(
     $error("dysharp_al_tlb: more sets than AIdx values");
   end
 
-  // At most one way of a set matches a key (a fill never duplicates a present key).
-  a_one_match: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    !lk_many);
-  // A commit is a presented key.
-  a_lookup_query: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    lookup_i |-> query_i);
-  // The fill pointer names a way.
-  a_ptr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(ptr_q[fl_set]) < Ways);
-  // A fill into a set with room takes its lowest invalid way: that way is invalid and the one
-  // below it valid.
-  a_fill_lowest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    fill_i && fl_found |-> !valid_q[fl_ent] && ((fl_way == '0) || valid_q[fl_ent - ent_t'(1)]));
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge, here the valid bits and fill pointers of every set, read at a variable index
+  // (docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error: dysharp_al_tlb:
+  // <rule>` and stops the simulation, which the benches count as an error.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // At most one way of a set matches a key (a fill never duplicates a present key).
+      `DYSHARP_AL_TLB_CHECK(!lk_many, "a_one_match: a key matched more than one way")
+      // A commit is a presented key.
+      `DYSHARP_AL_TLB_CHECK(!lookup_i || query_i, "a_lookup_query: a lookup without a key")
+      // The fill pointer names a way.
+      `DYSHARP_AL_TLB_CHECK(32'(ptr_q[fl_set]) < Ways, "a_ptr_range: a fill pointer past the ways")
+      // A fill into a set with room takes its lowest invalid way: that way is invalid and the one
+      // below it valid.
+      `DYSHARP_AL_TLB_CHECK(!(fill_i && fl_found) || (!valid_q[fl_ent] &&
+                              ((fl_way == '0) || valid_q[fl_ent - ent_t'(1)])),
+                            "a_fill_lowest: a fill not into the set's lowest invalid way")
+    end
+  end
   // Functional coverage (docs/verification.md): a fill into a free way, and an eviction, in a
   // set-associative TLB (Sets > 1) or a fully associative one (one set).
   c_fill_free: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_i && fl_found);
@@ -200,3 +213,5 @@ module dysharp_al_tlb #(
 `endif
 
 endmodule
+
+`undef DYSHARP_AL_TLB_CHECK

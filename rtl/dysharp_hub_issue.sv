@@ -13,6 +13,12 @@
 // response header of a load (or of an error) goes into the output stage's header queue with the
 // first beat of its job. Counts allocations per expert and the hub's error codes.
 
+`ifdef VERILATOR
+`define DYSHARP_HUB_ISSUE_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_issue: %s", msg); $stop; end
+`else
+`define DYSHARP_HUB_ISSUE_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_issue: %s", msg);
+`endif
+
 module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
   parameter  bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
@@ -497,39 +503,60 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign unused_cfg = ^cfg_i.mbase;
 
 `ifndef SYNTHESIS
-  // Memory request stream: valid stays high and the request stays stable until accepted; a
-  // new request is loaded only into a free register; a beat has 1..MemLines lines.
-  a_mem_req_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mem_req_valid_o && !mem_req_ready_i |=> mem_req_valid_o && $stable(mem_req_o));
-  a_memreq_load: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mreq_load |-> mreq_free);
-  a_mem_req_lines: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mem_req_valid_o |-> mem_req_o.lines != '0 && 32'(mem_req_o.lines) <= MemLines);
-  // Pushes only with room: tags, headers.
-  a_tag_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    tagq_push |-> tagq_space);
-  a_hdr_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    hdr_push_o |-> hdr_space_i);
-  // A credit is taken only when one is free, and only with a read.
-  a_credit_ok: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    credit_take_o |-> credit_ok_i && tagq_push);
-  // Job stream: a job is taken only when the previous one is done or issuing its last line.
-  a_res_pop: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    res_pop |-> is_q == IsIdle || job_done);
-  // One walk at a time: its data arrives only while this stage waits for it.
-  a_walk_once: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    walk_rsp_i |-> is_q == IsWalkWait);
-  // The job in flight belongs to a received packet.
-  a_job_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    is_q != IsIdle |-> full_i[job_slot_q]);
-  // A data beat starts at a multiple of MemLines: its lines are one row of the receive stage's
-  // payload banks (read at pay_slot_o / pay_line_o in the cycle before) and of the response
-  // stage's accumulators.
-  a_line_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    is_q == IsLines |-> 32'(line_q) % MemLines == 0);
-  // An allocation never exceeds SlotsPerExpert.
-  a_alloc_bound: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    ctr_inc |-> !ctr_full);
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge, the memory request's 600-odd bits included; docs/perf.md, "Sampling and per-instance
+  // code"). A stalled request is held in a copy taken only while it is stalled. A failure prints
+  // `%Error: dysharp_hub_issue: <rule>` and stops the simulation, which the benches count as an
+  // error.
+  logic     mreq_hold_q;   // the request was stalled at the last edge
+  mem_req_t mreq_held_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      mreq_hold_q <= 1'b0;
+    end else begin
+      // Memory request stream: valid stays high and the request stays stable until accepted; a
+      // new request is loaded only into a free register; a beat has 1..MemLines lines.
+      if (mreq_hold_q) begin
+        `DYSHARP_HUB_ISSUE_CHECK(mem_req_valid_o && mem_req_o == mreq_held_q,
+                                 "a_mem_req_stable: a stalled memory request changed or went away")
+      end
+      `DYSHARP_HUB_ISSUE_CHECK(!mreq_load || mreq_free,
+                               "a_memreq_load: a request loaded into a busy register")
+      `DYSHARP_HUB_ISSUE_CHECK(!mem_req_valid_o ||
+                               (mem_req_o.lines != '0 && 32'(mem_req_o.lines) <= MemLines),
+                               "a_mem_req_lines: a beat of no lines or more than MemLines")
+      // Pushes only with room: tags, headers.
+      `DYSHARP_HUB_ISSUE_CHECK(!tagq_push || tagq_space, "a_tag_room: a tag pushed without room")
+      `DYSHARP_HUB_ISSUE_CHECK(!hdr_push_o || hdr_space_i,
+                               "a_hdr_room: a header pushed without room")
+      // A credit is taken only when one is free, and only with a read.
+      `DYSHARP_HUB_ISSUE_CHECK(!credit_take_o || (credit_ok_i && tagq_push),
+                               "a_credit_ok: a credit taken without a free one or a read")
+      // Job stream: a job is taken only when the previous one is done or issuing its last line.
+      `DYSHARP_HUB_ISSUE_CHECK(!res_pop || is_q == IsIdle || job_done,
+                               "a_res_pop: a job taken while the previous one runs")
+      // One walk at a time: its data arrives only while this stage waits for it.
+      `DYSHARP_HUB_ISSUE_CHECK(!walk_rsp_i || is_q == IsWalkWait,
+                               "a_walk_once: a walk word that no walk waits for")
+      // The job in flight belongs to a received packet.
+      `DYSHARP_HUB_ISSUE_CHECK(is_q == IsIdle || full_i[job_slot_q],
+                               "a_job_slot: a job of a packet buffer that is not full")
+      // A data beat starts at a multiple of MemLines: its lines are one row of the receive
+      // stage's payload banks (read at pay_slot_o / pay_line_o in the cycle before) and of the
+      // response stage's accumulators.
+      `DYSHARP_HUB_ISSUE_CHECK(is_q != IsLines || 32'(line_q) % MemLines == 0,
+                               "a_line_row: a data beat that does not start a row")
+      // An allocation never exceeds SlotsPerExpert.
+      `DYSHARP_HUB_ISSUE_CHECK(!ctr_inc || !ctr_full, "a_alloc_bound: an allocation past the slots")
+      mreq_hold_q <= mem_req_valid_o && !mem_req_ready_i;
+      // Data only (not reset): read only while mreq_hold_q.
+      if (mem_req_valid_o && !mem_req_ready_i) begin
+        mreq_held_q <= mem_req_o;
+      end
+    end
+  end
   // Functional coverage (docs/verification.md): each error code the hub detects, with the
   // allocation exhaustion (ERR_ALLOC) among them.
   c_hub_err_unmapped: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrUnmapped));
@@ -538,3 +565,5 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 `endif
 
 endmodule
+
+`undef DYSHARP_HUB_ISSUE_CHECK

@@ -5,6 +5,12 @@
 // npay payload flits taken from the head payload beats (MemLines flits per beat, the last beat of
 // a response may hold fewer), one flit per cycle; the last flit carries rsp_last_o.
 
+`ifdef VERILATOR
+`define DYSHARP_HUB_OUT_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_out: %s", msg); $stop; end
+`else
+`define DYSHARP_HUB_OUT_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_out: %s", msg);
+`endif
+
 module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter int unsigned MemLines   = 4,
   // A payload beat (dysharp_hub_rsp).
@@ -100,18 +106,41 @@ module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign unused_sig = ^hq_usage_unused;
 
 `ifndef SYNTHESIS
-  // Output stream: valid stays high and data/last stay stable until accepted.
-  a_rsp_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rsp_valid_o && !rsp_ready_i |=> rsp_valid_o && $stable(rsp_data_o) && $stable(rsp_last_o));
-  // Headers are pushed only with room (no header is dropped).
-  a_hdr_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    hdr_push_i |-> hdr_space_o);
-  // Payload of a response only after its header, and from whole beats: the flit index is
-  // inside the head beat.
-  a_pay_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_ready_o |-> out_pay_q);
-  a_pay_idx: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_valid_i |-> pay_idx_q < pay_i.n);
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
+  // only while it is stalled. A failure prints `%Error: dysharp_hub_out: <rule>` and stops the
+  // simulation, which the benches count as an error.
+  logic a_rsp_stable_hold_q;  // the response stream was stalled at the last edge
+  logic [$bits({rsp_last_o, rsp_data_o})-1:0] a_rsp_stable_held_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_rsp_stable_hold_q <= 1'b0;
+    end else begin
+      // Output stream: valid stays high and data/last stay stable until accepted.
+      if (a_rsp_stable_hold_q) begin
+        `DYSHARP_HUB_OUT_CHECK(rsp_valid_o && {rsp_last_o, rsp_data_o} == a_rsp_stable_held_q,
+                               "a_rsp_stable: a stalled response flit changed or went away")
+      end
+      // Headers are pushed only with room (no header is dropped).
+      `DYSHARP_HUB_OUT_CHECK(!hdr_push_i || hdr_space_o,
+        "a_hdr_room")
+      // Payload of a response only after its header, and from whole beats: the flit index is
+      // inside the head beat.
+      `DYSHARP_HUB_OUT_CHECK(!pay_ready_o || out_pay_q,
+        "a_pay_order")
+      `DYSHARP_HUB_OUT_CHECK(!pay_valid_i || (pay_idx_q < pay_i.n),
+        "a_pay_idx")
+      a_rsp_stable_hold_q <= rsp_valid_o && !rsp_ready_i;
+      if (rsp_valid_o && !rsp_ready_i) begin
+        // Data only (not reset): read only while a_rsp_stable_hold_q.
+        a_rsp_stable_held_q <= {rsp_last_o, rsp_data_o};
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_HUB_OUT_CHECK

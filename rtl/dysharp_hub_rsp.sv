@@ -10,6 +10,12 @@
 // issue stage takes a credit for every read that will push a payload beat (credit_ok_o: the
 // FIFO's words and the credits in flight leave room).
 
+`ifdef VERILATOR
+`define DYSHARP_HUB_RSP_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_rsp: %s", msg); $stop; end
+`else
+`define DYSHARP_HUB_RSP_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_rsp: %s", msg);
+`endif
+
 module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MemLines   = 4,
   // A read tag (dysharp_hub_issue).
@@ -180,27 +186,38 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   assign unused_sig = pay_space;
 
 `ifndef SYNTHESIS
-  // Memory read data only for an outstanding read, and every beat has its tag.
-  a_rsp_has_tag: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rsp_v_q |-> tag_valid_i);
-  a_mem_rsp_outstanding: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    mem_rsp_valid_i |-> 32'(tag_usage_i) > 32'(rsp_v_q));
-  // A beat's lines start a row of the accumulators.
-  a_acc_row: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rsp_v_q |-> 32'(tag_i.line) % MemLines == 0);
-  // A walk is one line.
-  a_walk_line: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    walk_rsp_o |-> 32'(tag_i.n) == 1);
-  // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.
-  a_credit: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(pay_usage) + 32'(pay_infl_q) <= PayDepth);
-  a_pay_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_push |-> pay_space);
-  a_infl_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_push |-> pay_infl_q != '0 || credit_take_i);
-  // A payload beat holds 1..MemLines flits.
-  a_pay_beat: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    pay_valid_o |-> pay_o.n != '0 && 32'(pay_o.n) <= MemLines);
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
+  // dysharp_hub_rsp: <rule>` and stops the simulation, which the benches count as an error.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // Memory read data only for an outstanding read, and every beat has its tag.
+      `DYSHARP_HUB_RSP_CHECK(!rsp_v_q || tag_valid_i,
+        "a_rsp_has_tag")
+      `DYSHARP_HUB_RSP_CHECK(!mem_rsp_valid_i || (32'(tag_usage_i) > 32'(rsp_v_q)),
+        "a_mem_rsp_outstanding")
+      // A beat's lines start a row of the accumulators.
+      `DYSHARP_HUB_RSP_CHECK(!rsp_v_q || (32'(tag_i.line) % MemLines == 0),
+        "a_acc_row")
+      // A walk is one line.
+      `DYSHARP_HUB_RSP_CHECK(!walk_rsp_o || (32'(tag_i.n) == 1),
+        "a_walk_line")
+      // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.
+      `DYSHARP_HUB_RSP_CHECK(32'(pay_usage) + 32'(pay_infl_q) <= PayDepth,
+        "a_credit")
+      `DYSHARP_HUB_RSP_CHECK(!pay_push || pay_space,
+        "a_pay_room")
+      `DYSHARP_HUB_RSP_CHECK(!pay_push || (pay_infl_q != '0 || credit_take_i),
+        "a_infl_underflow")
+      // A payload beat holds 1..MemLines flits.
+      `DYSHARP_HUB_RSP_CHECK(!pay_valid_o || (pay_o.n != '0 && 32'(pay_o.n) <= MemLines),
+        "a_pay_beat")
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_HUB_RSP_CHECK

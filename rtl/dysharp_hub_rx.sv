@@ -19,6 +19,12 @@
 // written then), so reads and writes of the same buffer never meet; a read of a buffer that is
 // not full (the next job slot of an idle issue stage) is never used.
 
+`ifdef VERILATOR
+`define DYSHARP_HUB_RX_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_rx: %s", msg); $stop; end
+`else
+`define DYSHARP_HUB_RX_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_rx: %s", msg);
+`endif
+
 module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MaxTargets = 32,
   parameter  bit          DynamicOps = 1'b1, // 0: static groups and unicast only (spec §5.7)
@@ -286,33 +292,58 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign unused_cfg = ^{cfg_i.al_base, cfg_i.data_base, cfg_i.log2_slots};
 
 `ifndef SYNTHESIS
-  // Input stream (the switch's obligation): an offered flit is held until accepted.
-  a_req_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    req_valid_i && !req_ready_o |=> req_valid_i && $stable(req_data_i) && $stable(req_last_i));
-  // No flit is dropped: an accepted flit is written or is the last of its packet (which fills
-  // the buffer). A payload flit beyond MaxLen would be neither (the switch never sends one).
-  a_req_taken: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_fire |-> rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay || req_last_i);
-  // Requests are legal (the switch checked them): len 1..16, tcount 1..MaxTargets for DYN ops.
-  a_req_len: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_hdr && op_is_request(rx_hdr.opcode) |-> rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen);
-  // Without the dynamic operations the switch lets no DYN op through (spec §5.7).
-  a_req_static: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_hdr && !DynamicOps |-> !op_is_dyn(rx_hdr.opcode));
-  a_req_tcount: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_hdr && op_is_dyn(rx_hdr.opcode) |->
-      rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets);
-  // The configuration's AIdx range fits the AIdx width (spec §7; the golden model refuses
-  // larger ones).
-  a_cfg_al_entries: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    !DynamicOps || 32'(cfg_i.log2_al_entries) <= AidxW);
-  a_req_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_wr_pay |-> 32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len));
-  // Only a full buffer is released, and never the one being received into.
-  a_rel_full: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rel_i |-> full_q[rel_slot_i]);
-  a_rx_not_full: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rx_fire |-> !full_q[rx_slot_q]);
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
+  // only while it is stalled. A failure prints `%Error: dysharp_hub_rx: <rule>` and stops the
+  // simulation, which the benches count as an error.
+  logic a_req_stable_hold_q;  // the request stream was stalled at the last edge
+  logic [$bits({req_last_i, req_data_i})-1:0] a_req_stable_held_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_req_stable_hold_q <= 1'b0;
+    end else begin
+      // Input stream (the switch's obligation): an offered flit is held until accepted.
+      if (a_req_stable_hold_q) begin
+        `DYSHARP_HUB_RX_CHECK(req_valid_i && {req_last_i, req_data_i} == a_req_stable_held_q,
+                              "a_req_stable: a stalled request flit changed or went away")
+      end
+      // No flit is dropped: an accepted flit is written or is the last of its packet (which fills
+      // the buffer). A payload flit beyond MaxLen would be neither (the switch never sends one).
+      `DYSHARP_HUB_RX_CHECK(!rx_fire || (rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay ||
+                            req_last_i),
+        "a_req_taken")
+      // Requests are legal (the switch checked them): len 1..16, tcount 1..MaxTargets for DYN ops.
+      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && op_is_request(rx_hdr.opcode)) ||
+                            (rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen),
+        "a_req_len")
+      // Without the dynamic operations the switch lets no DYN op through (spec §5.7).
+      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && !DynamicOps) || (!op_is_dyn(rx_hdr.opcode)),
+        "a_req_static")
+      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && op_is_dyn(rx_hdr.opcode)) ||
+                            (rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets),
+        "a_req_tcount")
+      // The configuration's AIdx range fits the AIdx width (spec §7; the golden model refuses
+      // larger ones).
+      `DYSHARP_HUB_RX_CHECK(!DynamicOps || 32'(cfg_i.log2_al_entries) <= AidxW,
+        "a_cfg_al_entries")
+      `DYSHARP_HUB_RX_CHECK(!rx_wr_pay || (32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len)),
+        "a_req_payload")
+      // Only a full buffer is released, and never the one being received into.
+      `DYSHARP_HUB_RX_CHECK(!rel_i || full_q[rel_slot_i],
+        "a_rel_full")
+      `DYSHARP_HUB_RX_CHECK(!rx_fire || !full_q[rx_slot_q],
+        "a_rx_not_full")
+      a_req_stable_hold_q <= req_valid_i && !req_ready_o;
+      if (req_valid_i && !req_ready_o) begin
+        // Data only (not reset): read only while a_req_stable_hold_q.
+        a_req_stable_held_q <= {req_last_i, req_data_i};
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_HUB_RX_CHECK

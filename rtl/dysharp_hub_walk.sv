@@ -15,6 +15,12 @@
 // A failed load-reduce (abort_i) drops the rest of its packet: T0 skips its remaining targets and
 // a key of it waiting behind the blocked T1 is dropped (never looked up, so never counted).
 
+`ifdef VERILATOR
+`define DYSHARP_HUB_WALK_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_walk: %s", msg); $stop; end
+`else
+`define DYSHARP_HUB_WALK_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_walk: %s", msg);
+`endif
+
 module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
   parameter  int unsigned MaxTargets     = 32,
@@ -266,23 +272,55 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign unused_sig = tlb_evict_unused;
 
 `ifndef SYNTHESIS
-  // Job stream to the issue stage: valid stays high and the job stays stable until taken.
-  a_res_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    res_valid_o && !res_ready_i |=> res_valid_o && $stable(res_o));
-  // No job is lost: a key moves on (into res_q) or waits, unless its packet is aborted.
-  a_key_kept: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    key_v_q && !key_adv && !(abort_i && key_q.slot == job_slot_i) |=>
-      key_v_q && $stable(key_q));
-  // Jobs and keys belong to received packets.
-  a_res_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    res_v_q |-> full_i[res_q.slot]);
-  a_key_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    key_v_q |-> full_i[key_q.slot]);
-  // A fill and the unblocking happen only while T1 waits for a walk.
-  a_fill_blocked: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    fill_i |-> blocked_q);
-  a_unblock: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    unblock_i |-> blocked_q);
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
+  // only while it is stalled. A failure prints `%Error: dysharp_hub_walk: <rule>` and stops the
+  // simulation, which the benches count as an error.
+  logic a_res_stable_hold_q;  // the job stream was stalled at the last edge
+  logic [$bits(res_o)-1:0] a_res_stable_held_q;
+  logic a_key_kept_hold_q;  // a key waited (not moved on, not aborted) at the last edge
+  logic [$bits(key_q)-1:0] a_key_kept_held_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_res_stable_hold_q <= 1'b0;
+      a_key_kept_hold_q <= 1'b0;
+    end else begin
+      // No job is lost: a key moves on (into res_q) or waits, unless its packet is aborted.
+      if (a_key_kept_hold_q) begin
+        `DYSHARP_HUB_WALK_CHECK(key_v_q && key_q == a_key_kept_held_q,
+                                "a_key_kept: a waiting key changed or went away")
+      end
+      // Job stream to the issue stage: valid stays high and the job stays stable until taken.
+      if (a_res_stable_hold_q) begin
+        `DYSHARP_HUB_WALK_CHECK(res_valid_o && res_o == a_res_stable_held_q,
+                                "a_res_stable: a stalled job changed or went away")
+      end
+      // Jobs and keys belong to received packets.
+      `DYSHARP_HUB_WALK_CHECK(!res_v_q || full_i[res_q.slot],
+        "a_res_slot")
+      `DYSHARP_HUB_WALK_CHECK(!key_v_q || full_i[key_q.slot],
+        "a_key_slot")
+      // A fill and the unblocking happen only while T1 waits for a walk.
+      `DYSHARP_HUB_WALK_CHECK(!fill_i || blocked_q,
+        "a_fill_blocked")
+      `DYSHARP_HUB_WALK_CHECK(!unblock_i || blocked_q,
+        "a_unblock")
+      a_res_stable_hold_q <= res_valid_o && !res_ready_i;
+      if (res_valid_o && !res_ready_i) begin
+        // Data only (not reset): read only while a_res_stable_hold_q.
+        a_res_stable_held_q <= res_o;
+      end
+      a_key_kept_hold_q <= key_v_q && !key_adv && !(abort_i && key_q.slot == job_slot_i);
+      if (key_v_q && !key_adv && !(abort_i && key_q.slot == job_slot_i)) begin
+        // Data only (not reset): read only while a_key_kept_hold_q.
+        a_key_kept_held_q <= key_q;
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_HUB_WALK_CHECK

@@ -41,6 +41,12 @@
 //           captured, checked or sorted: the descriptor carries the destination ports alone.
 // Origin 1: the port's hub (response class, RSP_READ / RSP_PARTIAL / RSP_ERROR legal, no targets).
 
+`ifdef VERILATOR
+`define DYSHARP_PARSER_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_parser (origin %0d, port %0d): %s", Origin, PortId, msg); $stop; end
+`else
+`define DYSHARP_PARSER_CHECK(ok, msg) if (!(ok)) $error("dysharp_parser (origin %0d, port %0d): %s", Origin, PortId, msg);
+`endif
+
 module dysharp_parser
   import dysharp_pkg::*;
 #(
@@ -55,7 +61,7 @@ module dysharp_parser
   parameter int unsigned TailDepth      = 2 * (1 + MaxLen)
 ) (
   input  logic                                                          clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  // Asynchronous reset; it also gates the tail RAM's write enable (a synchronous use).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                                                          rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -717,39 +723,86 @@ module dysharp_parser
     $error("dysharp_parser: TailDepth must hold one longest tail plus one flit");
   end
 
-  a_tail_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(tcnt_q) + 32'(ntail_q) <= TailDepth);
-  // The prefetch stages hold committed flits only, in order, and the output shows a flit exactly
-  // while one is committed and not taken (as the flip-flop buffer's tcnt_q != 0 did).
-  a_tail_staged: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(tail_staged) <= 32'(tcnt_q) && tail_stage_order);
-  a_tail_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    tail_valid_o == (tcnt_q != '0));
-  a_tail_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    tail_valid_o && !tail_ready_i |=> tail_valid_o && $stable(tail_data_o));
-  a_desc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_valid_o && !desc_ready_i |=> desc_valid_o && $stable(desc_hdr_o) &&
-    $stable(desc_tgt_o) && $stable(desc_ntail_o) && $stable(desc_dmask_o) &&
-    $stable(desc_cnt_o) && $stable(desc_base_o) && $stable(desc_rhcc_o));
-  // Every good request has a destination.
-  a_desc_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    HasRoute && desc_valid_o |-> desc_dmask_o != '0);
-  a_err_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    err_valid_o && !err_ready_i |=> err_valid_o && $stable(err_data_o));
-  // A good frame's stored tail is exactly its byte-enable and payload flits.
-  a_good_tail: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_push |-> 32'(chk_ntail_q) ==
-      (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) + 32'(chk_pay_q));
-  a_events: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (evt_err_o |-> chk_code_q != ErrNone) && (32'(evt_payload_o) <= MaxLen));
-  // The check stage's push always finds room (reserved when its frame's last flit was taken).
-  a_desc_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_push |-> desc_in_ready);
-  a_err_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    err_push |-> err_in_ready);
-  // A target flit is checked against the header captured one or more cycles before.
-  a_tgt_after_hdr: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    fire && is_tgt |-> idx_q != '0);
+  // The stream rules as immediate checks in a clocked process (the same rules the concurrent
+  // assertions stated, checked at the same edges): a concurrent assertion makes the simulator copy
+  // every signal it reads, the descriptor's 700-odd bits included, at every clock edge, for each of
+  // the 2 x NumPorts parsers (docs/perf.md, "Sampling and per-instance code"). A stalled output is
+  // held in a copy taken only while it is stalled. A failure prints
+  // `%Error: dysharp_parser (origin O, port P): <rule>` and stops the simulation, which the benches
+  // count as an error.
+
+  // The descriptor's outputs as one word (read only where a rule reads it: never built in a cycle
+  // in which no descriptor was stalled).
+  `define DYSHARP_PARSER_DESC_OUT {desc_hdr_o, desc_tgt_o, desc_ntail_o, desc_dmask_o, desc_cnt_o, \
+                                   desc_base_o, desc_rhcc_o}
+
+  logic                                          tail_hold_q, desc_hold_q, err_hold_q;
+  flit_t                                         tail_held_q, err_held_q;
+  logic [$bits(`DYSHARP_PARSER_DESC_OUT)-1:0]    desc_held_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tail_hold_q <= 1'b0;
+      desc_hold_q <= 1'b0;
+      err_hold_q  <= 1'b0;
+    end else begin
+      `DYSHARP_PARSER_CHECK(32'(tcnt_q) + 32'(ntail_q) <= TailDepth,
+                            "a_tail_range: more tail flits than the buffer holds")
+      // The prefetch stages hold committed flits only, in order, and the output shows a flit
+      // exactly while one is committed and not taken (as the flip-flop buffer's tcnt_q != 0 did).
+      `DYSHARP_PARSER_CHECK(32'(tail_staged) <= 32'(tcnt_q) && tail_stage_order,
+                            "a_tail_staged: a prefetched tail flit that is not committed")
+      `DYSHARP_PARSER_CHECK(tail_valid_o == (tcnt_q != '0),
+                            "a_tail_valid: tail_valid_o is not (a committed flit is waiting)")
+      if (tail_hold_q) begin
+        `DYSHARP_PARSER_CHECK(tail_valid_o && tail_data_o == tail_held_q,
+                              "a_tail_stable: a stalled tail flit changed or went away")
+      end
+      if (desc_hold_q) begin
+        `DYSHARP_PARSER_CHECK(desc_valid_o && `DYSHARP_PARSER_DESC_OUT == desc_held_q,
+                              "a_desc_stable: a stalled descriptor changed or went away")
+      end
+      // Every good request has a destination.
+      `DYSHARP_PARSER_CHECK(!(HasRoute && desc_valid_o) || desc_dmask_o != '0,
+                            "a_desc_dest: a request descriptor without a destination")
+      if (err_hold_q) begin
+        `DYSHARP_PARSER_CHECK(err_valid_o && err_data_o == err_held_q,
+                              "a_err_stable: a stalled RSP_ERROR changed or went away")
+      end
+      // A good frame's stored tail is exactly its byte-enable and payload flits.
+      `DYSHARP_PARSER_CHECK(!desc_push || 32'(chk_ntail_q) ==
+                              (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) +
+                              32'(chk_pay_q),
+                            "a_good_tail: a good frame's tail is not its byte enables and payload")
+      `DYSHARP_PARSER_CHECK((!evt_err_o || chk_code_q != ErrNone) &&
+                              (32'(evt_payload_o) <= MaxLen),
+                            "a_events: a counter event out of range")
+      // The check stage's push always finds room (reserved when its frame's last flit was taken).
+      `DYSHARP_PARSER_CHECK(!desc_push || desc_in_ready,
+                            "a_desc_room: a descriptor pushed into a full queue")
+      `DYSHARP_PARSER_CHECK(!err_push || err_in_ready,
+                            "a_err_room: an RSP_ERROR pushed into a full queue")
+      // A target flit is checked against the header captured one or more cycles before.
+      `DYSHARP_PARSER_CHECK(!(fire && is_tgt) || idx_q != '0,
+                            "a_tgt_after_hdr: a target flit without its header")
+      tail_hold_q <= tail_valid_o && !tail_ready_i;
+      desc_hold_q <= desc_valid_o && !desc_ready_i;
+      err_hold_q  <= err_valid_o && !err_ready_i;
+      // Data only (not reset): read only while the matching *_hold_q is set.
+      if (tail_valid_o && !tail_ready_i) begin
+        tail_held_q <= tail_data_o;
+      end
+      if (desc_valid_o && !desc_ready_i) begin
+        desc_held_q <= `DYSHARP_PARSER_DESC_OUT;
+      end
+      if (err_valid_o && !err_ready_i) begin
+        err_held_q <= err_data_o;
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_PARSER_CHECK
+`undef DYSHARP_PARSER_DESC_OUT

@@ -8,6 +8,12 @@
 // failed one's code to slot 0; the key updates (answered, failed) go back to the share. Its own
 // module so that synthesis does one receiver once (docs/area.md).
 
+`ifdef VERILATOR
+`define DYSHARP_REDUCE_RX_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_reduce_rx: %s", msg); $stop; end
+`else
+`define DYSHARP_REDUCE_RX_CHECK(ok, msg) if (!(ok)) $error("dysharp_reduce_rx: %s", msg);
+`endif
+
 module dysharp_reduce_rx
   import dysharp_pkg::*;
 #(
@@ -19,8 +25,7 @@ module dysharp_reduce_rx
   localparam int unsigned AddrW     = (Share * MaxLen > 1) ? $clog2(Share * MaxLen) : 1
 ) (
   input  logic                                        clk_i,
-  // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
-  // synchronously; that use is verification-only.
+  // The checks read the asynchronous reset on the clock (a synchronous use, verification-only).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                                        rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -201,30 +206,36 @@ module dysharp_reduce_rx
     first_fire_q <= rx_fire && rx_first;
   end
 
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      orphan_o |-> first_fire_q)
-    else $error("reduce_unit: orphan pulse without a partial on port %0d", p_i);
-
-  // A stored payload flit goes to a live entry that still waits for this port.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      rx_busy_q && rx_hit_q |->
-      valid_i[rx_q_q][rx_i_q] && exp_i[rx_q_q][rx_i_q] &&
-      !got_i[rx_q_q][rx_i_q])
-    else $error("reduce_unit: port %0d writes a freed or answered entry", p_i);
-
-  // Only RSP_PARTIAL packets arrive here.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      part_valid_i && rx_first |->
-      part_data_i[OpcodeLsb +: OpcodeWidth] == OpRspPartial)
-    else $error("reduce_unit: port %0d delivered a non-partial", p_i);
-
-  // A stored partial never has more than MaxLen payload flits (the parser checks len).
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      rx_fire && !rx_first && rx_store_q |-> rx_slot_q < CntW'(MaxLen))
-    else $error("reduce_unit: port %0d partial longer than MaxLen payload flits", p_i);
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge, the partial's flit included; docs/perf.md, "Sampling and per-instance code"). A failure
+  // prints `%Error: dysharp_reduce_rx: <rule>` and stops the simulation, which the benches count as
+  // an error.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      `DYSHARP_REDUCE_RX_CHECK(!orphan_o || first_fire_q,
+                               $sformatf("orphan pulse without a partial on port %0d", p_i))
+      // A stored payload flit goes to a live entry that still waits for this port.
+      `DYSHARP_REDUCE_RX_CHECK(!(rx_busy_q && rx_hit_q) ||
+                               (valid_i[rx_q_q][rx_i_q] && exp_i[rx_q_q][rx_i_q] &&
+                                !got_i[rx_q_q][rx_i_q]),
+                               $sformatf("port %0d writes a freed or answered entry", p_i))
+      // Only RSP_PARTIAL packets arrive here.
+      `DYSHARP_REDUCE_RX_CHECK(!(part_valid_i && rx_first) ||
+                               part_data_i[OpcodeLsb +: OpcodeWidth] == OpRspPartial,
+                               $sformatf("port %0d delivered a non-partial", p_i))
+      // A stored partial never has more than MaxLen payload flits (the parser checks len).
+      `DYSHARP_REDUCE_RX_CHECK(!(rx_fire && !rx_first && rx_store_q) ||
+                               rx_slot_q < CntW'(MaxLen),
+                               $sformatf("port %0d partial longer than MaxLen payload flits",
+                                         p_i))
+    end
+  end
 `else
   logic unused_p;
   assign unused_p = ^p_i;
 `endif
 
 endmodule
+
+`undef DYSHARP_REDUCE_RX_CHECK

@@ -11,6 +11,12 @@
 // dysharp_reduce_acc, the output FIFO). Its own module so that synthesis does one share once
 // (docs/area.md); q_i is a port, not a parameter, so that every share is the same module.
 
+`ifdef VERILATOR
+`define DYSHARP_REDUCE_SHARE_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_reduce_share: %s", msg); $stop; end
+`else
+`define DYSHARP_REDUCE_SHARE_CHECK(ok, msg) if (!(ok)) $error("dysharp_reduce_share: %s", msg);
+`endif
+
 module dysharp_reduce_share
   import dysharp_pkg::*;
   import dysharp_fp_pkg::*;
@@ -561,15 +567,7 @@ module dysharp_reduce_share
   assign res_last_o = out_word[FlitBits];
 
 `ifndef SYNTHESIS
-  // The credit rule keeps room for every op in flight.
-  a_fifo_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      o_v |-> fifo_in_ready)
-    else $error("reduce_unit: result FIFO %0d overflows", q_i);
-  // The tag of a result is read from the keys: the entry must still hold it in stage C, so an
-  // entry is never reallocated within a cycle of its last flit's issue.
-  a_busy_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      busy_q |-> valid_q[cur_i_q] && rdy[cur_i_q])
-    else $error("reduce_unit: engine %0d lost its entry mid-packet", q_i);
+  // The credit rule keeps room for every op in flight (checked with the others below).
 `else
   logic unused_fifo_ready;
   assign unused_fifo_ready = fifo_in_ready;
@@ -681,61 +679,72 @@ module dysharp_reduce_share
   logic [FlitBits-1:0] stall_data_q;
   logic                stall_last_q;
   always_ff @(posedge clk_i) begin
-    stalled_q    <= res_valid_o && !res_ready_i;
-    stall_data_q <= res_data_o;
-    stall_last_q <= res_last_o;
+    stalled_q <= res_valid_o && !res_ready_i;
+    // Data only: read only while stalled_q.
+    if (res_valid_o && !res_ready_i) begin
+      stall_data_q <= res_data_o;
+      stall_last_q <= res_last_o;
+    end
   end
 
-  // No drop, no change under stall.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      stalled_q |->
-      res_valid_o && (res_data_o == stall_data_q) && (res_last_o == stall_last_q))
-    else $error("reduce_unit: result stream %0d changed under stall", q_i);
-
-  // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      res_valid_o |-> (res_last_o == (sva_res_cnt_q == want)))
-    else $error("reduce_unit: result packet on stream %0d has the wrong flit count", q_i);
-
-  // flit0 is a well-formed response to requester q.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      res_valid_o && (sva_res_cnt_q == '0) |->
-      ((res_hdr.opcode == OpRspReduce) || (res_hdr.opcode == OpRspError)) &&
-      (res_hdr.route == RouteWidth'(q_i)) && (res_hdr.rsvd == '0) && (res_hdr.tcount == '0) &&
-      (res_hdr.hcc == hcc_f(flit_t'(res_hdr))) &&
-      ((res_hdr.opcode == OpRspError) ? (res_hdr.ecode != '0) && (res_hdr.len == '0)
-                                      : (res_hdr.ecode == '0) && (res_hdr.len != '0)))
-    else $error("reduce_unit: malformed result flit0 on stream %0d", q_i);
-
-  // Allocation: share q takes only requester q's requests, never into a live entry, and the
-  // offer stays until accepted.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      alloc_valid_i |-> (alloc_ports_i != '0) &&
-      (hdr.src_port == SrcPortWidth'(q_i)))
-    else $error("reduce_unit: allocation on port %0d with no ports or another requester", q_i);
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      alloc_fire |-> !valid_q[alloc_idx])
-    else $error("reduce_unit: share %0d allocated a live entry", q_i);
-  // No entry is freed or timed out while a port is inside one of its partials, and a timeout
-  // answers an entry that really misses a partial.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (free_v || tmo_v) |-> !inflight[free_idx])
-    else $error("reduce_unit: share %0d freed an entry with a partial half received", q_i);
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-      tmo_v |-> TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
-      (age_q[free_idx] == 2'd3) && (got_q[free_idx] != exp_q[free_idx]))
-    else $error("reduce_unit: share %0d timed out an entry that was not due", q_i);
-
-  // Entry invariants of share q.
-  for (genvar e = 0; e < Share; e++) begin : g_ent
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        ((got_q[e] | err_q[e]) & ~exp_q[e]) == '0)
-      else $error("reduce_unit: entry %0d/%0d answered by an unexpected port", q_i, e);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-        !valid_q[e] |-> (got_q[e] == '0) && (err_q[e] == '0) && !zomb_q[e] &&
-        (age_q[e] == '0))
-      else $error("reduce_unit: free entry %0d/%0d has state", q_i, e);
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge, here every entry's state (docs/perf.md, "Sampling and per-instance code"). A failure
+  // prints `%Error: dysharp_reduce_share: <rule>` and stops the simulation, which the benches count
+  // as an error.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      `DYSHARP_REDUCE_SHARE_CHECK(!o_v || fifo_in_ready,
+                                  $sformatf("a_fifo_room: result FIFO %0d overflows", q_i))
+      // The tag of a result is read from the keys: the entry must still hold it in stage C, so
+      // an entry is never reallocated within a cycle of its last flit's issue.
+      `DYSHARP_REDUCE_SHARE_CHECK(!busy_q || (valid_q[cur_i_q] && rdy[cur_i_q]),
+                                  $sformatf("a_busy_valid: engine %0d lost its entry mid-packet",
+                                            q_i))
+      // No drop, no change under stall.
+      if (stalled_q) begin
+        `DYSHARP_REDUCE_SHARE_CHECK(res_valid_o && (res_data_o == stall_data_q) &&
+                                    (res_last_o == stall_last_q),
+                                    $sformatf("result stream %0d changed under stall", q_i))
+      end
+      // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
+      `DYSHARP_REDUCE_SHARE_CHECK(!res_valid_o || (res_last_o == (sva_res_cnt_q == want)),
+                                  $sformatf("result packet on stream %0d has the wrong flit count",
+                                            q_i))
+      // flit0 is a well-formed response to requester q.
+      `DYSHARP_REDUCE_SHARE_CHECK(!(res_valid_o && (sva_res_cnt_q == '0)) ||
+          (((res_hdr.opcode == OpRspReduce) || (res_hdr.opcode == OpRspError)) &&
+           (res_hdr.route == RouteWidth'(q_i)) && (res_hdr.rsvd == '0) &&
+           (res_hdr.tcount == '0) && (res_hdr.hcc == hcc_f(flit_t'(res_hdr))) &&
+           ((res_hdr.opcode == OpRspError) ? (res_hdr.ecode != '0) && (res_hdr.len == '0)
+                                           : (res_hdr.ecode == '0) && (res_hdr.len != '0))),
+          $sformatf("malformed result flit0 on stream %0d", q_i))
+      // Allocation: share q takes only requester q's requests, never into a live entry.
+      `DYSHARP_REDUCE_SHARE_CHECK(!alloc_valid_i || ((alloc_ports_i != '0) &&
+                                                     (hdr.src_port == SrcPortWidth'(q_i))),
+          $sformatf("allocation on port %0d with no ports or another requester", q_i))
+      `DYSHARP_REDUCE_SHARE_CHECK(!alloc_fire || !valid_q[alloc_idx],
+                                  $sformatf("share %0d allocated a live entry", q_i))
+      // No entry is freed or timed out while a port is inside one of its partials, and a
+      // timeout answers an entry that really misses a partial.
+      `DYSHARP_REDUCE_SHARE_CHECK(!(free_v || tmo_v) || !inflight[free_idx],
+          $sformatf("share %0d freed an entry with a partial half received", q_i))
+      `DYSHARP_REDUCE_SHARE_CHECK(!tmo_v || (TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
+                                             (age_q[free_idx] == 2'd3) &&
+                                             (got_q[free_idx] != exp_q[free_idx])),
+          $sformatf("share %0d timed out an entry that was not due", q_i))
+      // Entry invariants of share q.
+      for (int unsigned e = 0; e < Share; e++) begin
+        `DYSHARP_REDUCE_SHARE_CHECK(((got_q[e] | err_q[e]) & ~exp_q[e]) == '0,
+            $sformatf("entry %0d/%0d answered by an unexpected port", q_i, e))
+        `DYSHARP_REDUCE_SHARE_CHECK(valid_q[e] || ((got_q[e] == '0) && (err_q[e] == '0) &&
+                                                   !zomb_q[e] && (age_q[e] == '0)),
+            $sformatf("free entry %0d/%0d has state", q_i, e))
+      end
+    end
   end
 `endif
 
 endmodule
+
+`undef DYSHARP_REDUCE_SHARE_CHECK

@@ -8,11 +8,17 @@
 // granted valid/ready offer stable. Purely combinational from req_i/lock_i to the grant; the grant
 // never depends on ack_i.
 
+`ifdef VERILATOR
+`define DYSHARP_RR_ARB_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_rr_arb: %s", msg); $stop; end
+`else
+`define DYSHARP_RR_ARB_CHECK(ok, msg) if (!(ok)) $error("dysharp_rr_arb: %s", msg);
+`endif
+
 module dysharp_rr_arb #(
   parameter int unsigned N = 2
 ) (
   input  logic                                   clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  // Asynchronous reset; the checks read it on the clock (a synchronous use).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                                   rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -82,14 +88,22 @@ module dysharp_rr_arb #(
   end
 
 `ifndef SYNTHESIS
-  a_gnt_onehot: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $onehot0(gnt_o));
-  a_gnt_requested: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (gnt_o & ~req_i) == '0);
-  a_ack_granted: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    ack_i |-> valid_o);
-  a_ptr_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    32'(ptr_q) < N && 32'(held_q) < N);
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
+  // dysharp_rr_arb: <rule>` and stops the simulation, which the benches count as an error.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      `DYSHARP_RR_ARB_CHECK($onehot0(gnt_o), "a_gnt_onehot: more than one grant")
+      `DYSHARP_RR_ARB_CHECK((gnt_o & ~req_i) == '0, "a_gnt_requested: a grant without a request")
+      `DYSHARP_RR_ARB_CHECK(!ack_i || valid_o, "a_ack_granted: an acknowledge without a grant")
+      `DYSHARP_RR_ARB_CHECK(32'(ptr_q) < N && 32'(held_q) < N,
+                            "a_ptr_range: a pointer past the requesters")
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_RR_ARB_CHECK

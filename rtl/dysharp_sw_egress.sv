@@ -9,6 +9,12 @@
 // The classes never share a queue, so a stalled hub cannot block responses and a stalled SM cannot
 // block requests. Counts the downlink's flits and payload flits.
 
+`ifdef VERILATOR
+`define DYSHARP_SW_EGRESS_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_egress: %s", msg); $stop; end
+`else
+`define DYSHARP_SW_EGRESS_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_egress: %s", msg);
+`endif
+
 module dysharp_sw_egress
   import dysharp_pkg::*;
 #(
@@ -17,7 +23,7 @@ module dysharp_sw_egress
   parameter int unsigned OutDepth  = 2
 ) (
   input  logic                            clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  // Asynchronous reset (the checks' as well).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                            rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -200,38 +206,64 @@ module dysharp_sw_egress
   assign dn_payload_flits_o = dn_payload_q;
 
 `ifndef SYNTHESIS
-  // Output streams: valid held and data/last stable until accepted.
-  a_req_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    req_out_valid_o && !req_out_ready_i |=> req_out_valid_o && $stable(req_out_data_o) &&
-    $stable(req_out_last_o));
-  a_rsp_out_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    rsp_out_valid_o && !rsp_out_ready_i |=> rsp_out_valid_o && $stable(rsp_out_data_o) &&
-    $stable(rsp_out_last_o));
-  a_one_move: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    $onehot0(move));
-  // Sources keep an offered flit until it is taken.
-  a_req_src_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (req_src_valid_i & ~req_src_ready_o) != '0 |=>
-    ($past(req_src_valid_i & ~req_src_ready_o) & ~req_src_valid_i) == '0);
-  a_rsp_src_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (rsp_src_valid_i & ~rsp_src_ready_o) != '0 |=>
-    ($past(rsp_src_valid_i & ~rsp_src_ready_o) & ~rsp_src_valid_i) == '0);
-  // Counters: every moved flit counted; at most one packet's payload per cycle. ($past values
-  // are only compared once the previous cycle was out of reset.)
-  logic [31:0] sva_dn_q, sva_prev_pay_q;
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled output is held in a copy taken
+  // only while it is stalled. A failure prints `%Error: dysharp_sw_egress: <rule>` and stops the
+  // simulation, which the benches count as an error.
+  logic                 req_out_hold_q, rsp_out_hold_q;  // stalled at the last edge
+  logic [FlitBits:0]    req_out_held_q, rsp_out_held_q;  // {last, data}
+  logic [NumReqSrc-1:0] req_src_stall_q;   // offered and not taken at the last edge
+  logic [NumRspSrc-1:0] rsp_src_stall_q;
+  logic [31:0]          chk_dn_q, chk_prev_pay_q;  // moved flits; the payload count before
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      sva_dn_q       <= '0;
-      sva_prev_pay_q <= '0;
+      req_out_hold_q  <= 1'b0;
+      rsp_out_hold_q  <= 1'b0;
+      req_src_stall_q <= '0;
+      rsp_src_stall_q <= '0;
+      chk_dn_q        <= '0;
+      chk_prev_pay_q  <= '0;
     end else begin
-      sva_dn_q       <= sva_dn_q + 32'(move != '0);
-      sva_prev_pay_q <= dn_payload_q;
+      // Output streams: valid held and data/last stable until accepted.
+      if (req_out_hold_q) begin
+        `DYSHARP_SW_EGRESS_CHECK(req_out_valid_o &&
+                                 {req_out_last_o, req_out_data_o} == req_out_held_q,
+                                 "a_req_out_stable: a stalled request flit changed or went away")
+      end
+      if (rsp_out_hold_q) begin
+        `DYSHARP_SW_EGRESS_CHECK(rsp_out_valid_o &&
+                                 {rsp_out_last_o, rsp_out_data_o} == rsp_out_held_q,
+                                 "a_rsp_out_stable: a stalled response flit changed or went away")
+      end
+      `DYSHARP_SW_EGRESS_CHECK($onehot0(move), "a_one_move: more than one flit moved")
+      // Sources keep an offered flit until it is taken.
+      `DYSHARP_SW_EGRESS_CHECK((req_src_stall_q & ~req_src_valid_i) == '0,
+                               "a_req_src_stable: a request source withdrew an offered flit")
+      `DYSHARP_SW_EGRESS_CHECK((rsp_src_stall_q & ~rsp_src_valid_i) == '0,
+                               "a_rsp_src_stable: a response source withdrew an offered flit")
+      // Counters: every moved flit counted; at most one packet's payload per cycle.
+      `DYSHARP_SW_EGRESS_CHECK(dn_flits_q == chk_dn_q, "a_dn_flits: a moved flit not counted")
+      `DYSHARP_SW_EGRESS_CHECK((dn_payload_q - chk_prev_pay_q) <= 32'(MaxLen),
+                               "a_dn_payload: more than one packet's payload in a cycle")
+      req_out_hold_q  <= req_out_valid_o && !req_out_ready_i;
+      rsp_out_hold_q  <= rsp_out_valid_o && !rsp_out_ready_i;
+      req_src_stall_q <= req_src_valid_i & ~req_src_ready_o;
+      rsp_src_stall_q <= rsp_src_valid_i & ~rsp_src_ready_o;
+      chk_dn_q        <= chk_dn_q + 32'(move != '0);
+      chk_prev_pay_q  <= dn_payload_q;
+      // Data only (not reset): read only while the matching *_hold_q is set.
+      if (req_out_valid_o && !req_out_ready_i) begin
+        req_out_held_q <= {req_out_last_o, req_out_data_o};
+      end
+      if (rsp_out_valid_o && !rsp_out_ready_i) begin
+        rsp_out_held_q <= {rsp_out_last_o, rsp_out_data_o};
+      end
     end
   end
-  a_dn_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    dn_flits_q == sva_dn_q);
-  a_dn_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (dn_payload_q - sva_prev_pay_q) <= 32'(MaxLen));
 `endif
 
 endmodule
+
+`undef DYSHARP_SW_EGRESS_CHECK

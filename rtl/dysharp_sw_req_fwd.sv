@@ -20,6 +20,12 @@
 // DynamicOps = 0 (spec §5.7): no DYN op reaches the forwarder, every replica is the request as
 // the parser stamped it, and the pruning logic is compiled out (desc_tgt/cnt/base/rhcc unused).
 
+`ifdef VERILATOR
+`define DYSHARP_SW_REQ_FWD_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_req_fwd: %s", msg); $stop; end
+`else
+`define DYSHARP_SW_REQ_FWD_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_req_fwd: %s", msg);
+`endif
+
 module dysharp_sw_req_fwd
   import dysharp_pkg::*;
 #(
@@ -165,23 +171,6 @@ module dysharp_sw_req_fwd
     $error("dysharp_sw_req_fwd: XpDepth must hold the longest packet");
   end
 
-  // Writes only into queues with room (reserved at the packet's start).
-  a_xp_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (xp_valid_o & ~xp_ready_i) == '0);
-  // Tail flits of a checked frame are all present once it is being forwarded.
-  a_tail_present: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    tail_ready_o |-> tail_valid_i);
-  a_desc_present: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    active |-> desc_valid_i);
-  // An allocation request is held, unchanged, until granted.
-  a_alloc_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    alloc_req_o && !alloc_gnt_i |=> alloc_req_o && $stable(alloc_hdr_o) &&
-    $stable(alloc_ports_o));
-  a_alloc_gnt: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    alloc_gnt_i |-> alloc_req_o);
-  // Every good frame has at least one destination.
-  a_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_valid_i |-> desc_dmask_i != '0);
   // Functional coverage (docs/verification.md): every request opcode forwarded, a start held
   // back by a full crosspoint queue, and replicas carrying each number of target flits.
   c_fwd_write: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpWrite));
@@ -216,6 +205,46 @@ module dysharp_sw_req_fwd
     c_replica_tflits_4: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
       replica_flits_f(4));
   end
+
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
+  // only while it is stalled. A failure prints `%Error: dysharp_sw_req_fwd: <rule>` and stops the
+  // simulation, which the benches count as an error.
+  logic a_alloc_stable_hold_q;  // an allocation request waited at the last edge
+  logic [$bits({alloc_hdr_o, alloc_ports_o})-1:0] a_alloc_stable_held_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_alloc_stable_hold_q <= 1'b0;
+    end else begin
+      // An allocation request is held, unchanged, until granted.
+      if (a_alloc_stable_hold_q) begin
+        `DYSHARP_SW_REQ_FWD_CHECK(alloc_req_o &&
+                                  {alloc_hdr_o, alloc_ports_o} == a_alloc_stable_held_q,
+                                  "a_alloc_stable: a pending allocation request changed")
+      end
+      // Writes only into queues with room (reserved at the packet's start).
+      `DYSHARP_SW_REQ_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
+        "a_xp_room")
+      // Tail flits of a checked frame are all present once it is being forwarded.
+      `DYSHARP_SW_REQ_FWD_CHECK(!tail_ready_o || tail_valid_i,
+        "a_tail_present")
+      `DYSHARP_SW_REQ_FWD_CHECK(!active || desc_valid_i,
+        "a_desc_present")
+      `DYSHARP_SW_REQ_FWD_CHECK(!alloc_gnt_i || alloc_req_o,
+        "a_alloc_gnt")
+      // Every good frame has at least one destination.
+      `DYSHARP_SW_REQ_FWD_CHECK(!desc_valid_i || (desc_dmask_i != '0),
+        "a_dest")
+      a_alloc_stable_hold_q <= alloc_req_o && !alloc_gnt_i;
+      if (alloc_req_o && !alloc_gnt_i) begin
+        // Data only (not reset): read only while a_alloc_stable_hold_q.
+        a_alloc_stable_held_q <= {alloc_hdr_o, alloc_ports_o};
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_SW_REQ_FWD_CHECK

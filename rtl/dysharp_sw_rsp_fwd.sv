@@ -6,6 +6,12 @@
 //   - RSP_PARTIAL: streamed, one flit per cycle, to the reduction unit's partial input of this
 //     port (flow controlled by part_ready_i).
 
+`ifdef VERILATOR
+`define DYSHARP_SW_RSP_FWD_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_rsp_fwd: %s", msg); $stop; end
+`else
+`define DYSHARP_SW_RSP_FWD_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_rsp_fwd: %s", msg);
+`endif
+
 module dysharp_sw_rsp_fwd
   import dysharp_pkg::*;
 #(
@@ -13,7 +19,7 @@ module dysharp_sw_rsp_fwd
   parameter int unsigned XpDepth  = 128
 ) (
   input  logic                                  clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
+  // Asynchronous reset (the checks' as well).
   /* verilator lint_off SYNCASYNCNET */
   input  logic                                  rst_ni,
   /* verilator lint_on SYNCASYNCNET */
@@ -109,15 +115,37 @@ module dysharp_sw_rsp_fwd
     $error("dysharp_sw_rsp_fwd: XpDepth must hold the longest response");
   end
 
-  a_xp_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    (xp_valid_o & ~xp_ready_i) == '0);
-  a_tail_present: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_valid_i && (pos_q != '0) |-> tail_valid_i);
-  a_part_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    part_valid_o && !part_ready_i |=> part_valid_o && $stable(part_data_o) &&
-    $stable(part_last_o));
-  a_dest: assert property (@(posedge clk_i) disable iff (!rst_ni)
-    desc_valid_i && !is_part |-> $onehot(dmask));
+  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled partial is held in a copy
+  // taken only while it is stalled. A failure prints `%Error: dysharp_sw_rsp_fwd: <rule>` and stops
+  // the simulation, which the benches count as an error.
+  logic              part_hold_q;  // the partial stream was stalled at the last edge
+  logic [FlitBits:0] part_held_q;  // {last, data}
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      part_hold_q <= 1'b0;
+    end else begin
+      `DYSHARP_SW_RSP_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
+                                "a_xp_room: a crosspoint write without room")
+      `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && (pos_q != '0)) || tail_valid_i,
+                                "a_tail_present: a response's tail flit missing mid-packet")
+      if (part_hold_q) begin
+        `DYSHARP_SW_RSP_FWD_CHECK(part_valid_o && {part_last_o, part_data_o} == part_held_q,
+                                  "a_part_stable: a stalled partial changed or went away")
+      end
+      `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && !is_part) || $onehot(dmask),
+                                "a_dest: a response without exactly one destination")
+      part_hold_q <= part_valid_o && !part_ready_i;
+      // Data only (not reset): read only while part_hold_q.
+      if (part_valid_o && !part_ready_i) begin
+        part_held_q <= {part_last_o, part_data_o};
+      end
+    end
+  end
 `endif
 
 endmodule
+
+`undef DYSHARP_SW_RSP_FWD_CHECK

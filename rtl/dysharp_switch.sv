@@ -26,6 +26,12 @@
 // up_flits_o: every accepted uplink flit; up_payload_flits_o: payload flits of good frames.
 // dn_flits_o / dn_payload_flits_o: the same on the downlink (both classes).
 
+`ifdef VERILATOR
+`define DYSHARP_SWITCH_CHECK(ok, p, msg) if (!(ok)) begin $display("%%Error: dysharp_switch (port %0d): %s", p, msg); $stop; end
+`else
+`define DYSHARP_SWITCH_CHECK(ok, p, msg) if (!(ok)) $error("dysharp_switch (port %0d): %s", p, msg);
+`endif
+
 module dysharp_switch
   import dysharp_pkg::*;
 #(
@@ -477,14 +483,24 @@ module dysharp_switch
         chk_end_q <= {in_gnt[1] && rsp_in_last_i[p], in_gnt[0] && req_in_last_i[p]};
       end
     end
-    a_in_one: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] && rsp_in_ready_o[p]));
-    a_up_flits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      up_flits_q == chk_up_q);
-    // Payload flits are only counted for frames that ended in the previous cycle (the parsers'
-    // check stage).
-    a_up_payload: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      (rq_evt_pay == '0 || chk_end_q[0]) && (rs_evt_pay == '0 || chk_end_q[1]));
+    // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
+    // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
+    // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
+    // dysharp_switch (port P): <rule>` and stops the simulation, which the benches count as an
+    // error.
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        `DYSHARP_SWITCH_CHECK(!(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] &&
+                                rsp_in_ready_o[p]), p, "a_in_one: two uplink flits in a cycle")
+        `DYSHARP_SWITCH_CHECK(up_flits_q == chk_up_q, p,
+                              "a_up_flits: the uplink counter is not the handshake count")
+        // Payload flits are only counted for frames that ended in the previous cycle (the
+        // parsers' check stage).
+        `DYSHARP_SWITCH_CHECK((rq_evt_pay == '0 || chk_end_q[0]) &&
+                              (rs_evt_pay == '0 || chk_end_q[1]), p,
+                              "a_up_payload: payload counted for no frame that ended")
+      end
+    end
     // Functional coverage (docs/verification.md): each error code at each place it is detected.
     c_req_err_hcc: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrHcc));
     c_req_err_opcode: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrOpcode));
@@ -556,3 +572,5 @@ module dysharp_switch
 `endif
 
 endmodule
+
+`undef DYSHARP_SWITCH_CHECK
