@@ -32,3 +32,9 @@ cocotb: tools
 .PHONY: coverage
 coverage: tools
 	$(CARGO) run --release --locked --features coverage -- coverage --quick --out target/coverage
+
+# The simulation models rebuilt with GCC profile feedback, trained on the quick regression
+# (tools/pgo.sh; docs/perf.md, "Profile feedback"): target/release/dysharp, same RTL and checks.
+.PHONY: pgo
+pgo: tools
+	tools/pgo.sh

@@ -21,6 +21,14 @@
 //! `DYSHARP_BUILD_JOBS` sets Verilator's build jobs (default 2), and
 //! `DYSHARP_VERILATOR_FLAGS` adds Verilator options to every model (to measure an
 //! option's effect, docs/perf.md).
+//!
+//! Profile feedback (`DYSHARP_PGO`, `tools/pgo.sh`, docs/perf.md): `generate:<dir>`
+//! compiles every model's C++ instrumented (GCC `-fprofile-generate`; a process that
+//! ran a model writes its profile under `<dir>/<model>` when it exits), and
+//! `use:<dir>` compiles it with those profiles (`-fprofile-use`): the same model,
+//! checks and all, with its hot code laid out together (a model without a profile is
+//! built without, with a warning). The profiles are part of the cache key, so new
+//! ones rebuild the models.
 
 use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
 use std::collections::BTreeSet;
@@ -173,6 +181,98 @@ fn cache_dir(out: &Path) -> PathBuf {
         .unwrap_or_else(|| out.join("verilator"))
 }
 
+/// Profile feedback of the models' C++ (`DYSHARP_PGO`).
+enum Pgo {
+    Off,
+    /// Instrumented: profiles written under the directory, one folder per model.
+    Generate(PathBuf),
+    /// Compiled with the profiles under the directory.
+    Use(PathBuf),
+}
+
+impl Pgo {
+    fn from_env() -> Pgo {
+        println!("cargo:rerun-if-env-changed=DYSHARP_PGO");
+        let Ok(v) = env::var("DYSHARP_PGO") else {
+            return Pgo::Off;
+        };
+        let v = v.trim();
+        if v.is_empty() {
+            return Pgo::Off;
+        }
+        match v.split_once(':') {
+            Some(("generate", d)) if !d.is_empty() => Pgo::Generate(PathBuf::from(d)),
+            Some(("use", d)) if !d.is_empty() => {
+                println!("cargo:rerun-if-changed={d}");
+                Pgo::Use(PathBuf::from(d))
+            }
+            _ => fail(format!(
+                "DYSHARP_PGO={v}: expected generate:<dir> or use:<dir>"
+            )),
+        }
+    }
+
+    /// What goes into a model's cache key: the mode and, for `use`, the profiles.
+    fn key(&self, model: &str) -> String {
+        match self {
+            Pgo::Off => String::new(),
+            Pgo::Generate(d) => format!("pgo-generate:{}", d.display()),
+            Pgo::Use(d) => {
+                let files = Pgo::profiles(d, model);
+                if files.is_empty() {
+                    return String::new();
+                }
+                let mut k = format!("pgo-use:{}", d.display());
+                for f in files {
+                    let bytes = fs::read(&f).unwrap_or_default();
+                    let _ = write!(k, " {}:{:016x}", f.display(), fnv_bytes(&bytes));
+                }
+                k
+            }
+        }
+    }
+
+    /// The profile files of a model, sorted (none: the model is built without them).
+    fn profiles(dir: &Path, model: &str) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(dir.join(model))
+            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+
+    /// GCC options for a model built in `mdir`: profile names relative to the build
+    /// folder, so that a build in another folder (another cache key) finds them.
+    fn cflags(&self, model: &str, mdir: &Path) -> Option<String> {
+        let prefix = format!("-fprofile-prefix-path={}", mdir.display());
+        match self {
+            Pgo::Off => None,
+            Pgo::Generate(d) => Some(format!(
+                "-fprofile-generate={} {prefix}",
+                d.join(model).display()
+            )),
+            Pgo::Use(d) if Pgo::profiles(d, model).is_empty() => {
+                println!(
+                    "cargo:warning=DYSHARP_PGO=use: no profile of model {model} in {}; built without",
+                    d.display()
+                );
+                None
+            }
+            Pgo::Use(d) => Some(format!(
+                "-fprofile-use={} {prefix} -fprofile-correction -Wno-missing-profile",
+                d.join(model).display()
+            )),
+        }
+    }
+}
+
+/// 64-bit FNV-1a of bytes.
+fn fnv_bytes(s: &[u8]) -> u64 {
+    s.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 fn words(width: usize) -> usize {
     width.div_ceil(32)
 }
@@ -220,6 +320,7 @@ fn main() {
         .ok()
         .filter(|v| !v.trim().is_empty());
     println!("cargo:rerun-if-env-changed=DYSHARP_VERILATOR_FLAGS");
+    let pgo = Pgo::from_env();
     let reg_path = root.join(MODELS_TOML_PATH);
     println!("cargo:rerun-if-changed={}", reg_path.display());
     let reg_text = fs::read_to_string(&reg_path)
@@ -336,8 +437,13 @@ fn main() {
         for f in rtl.iter().chain(&extra) {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }
+        key.push_str(&pgo.key(&b.name));
         let mdir = cache_dir(&out).join(format!("{}-{:016x}", b.name, fnv(&key)));
         cmd.arg("-Mdir").arg(&mdir);
+        // Profile feedback (after the key: the options name the build folder).
+        if let Some(f) = pgo.cflags(&b.name, &mdir) {
+            cmd.args(["-CFLAGS", &f]);
+        }
         let done = mdir.join(format!("lib{prefix}.a"));
         if !done.exists() {
             fs::create_dir_all(&mdir)
@@ -614,4 +720,19 @@ public:
     println!("cargo:rustc-link-lib=static=verilated_rt");
     println!("cargo:rustc-link-lib=dylib=stdc++");
     println!("cargo:rustc-link-lib=dylib=pthread");
+    if let Pgo::Generate(_) = pgo {
+        // The instrumented models call GCC's profiling runtime.
+        let gcov = Command::new("c++")
+            .arg("-print-file-name=libgcov.a")
+            .output()
+            .ok()
+            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| fail("DYSHARP_PGO=generate: libgcov.a not found".into()));
+        println!(
+            "cargo:rustc-link-search=native={}",
+            gcov.parent().unwrap().display()
+        );
+        println!("cargo:rustc-link-lib=static=gcov");
+    }
 }

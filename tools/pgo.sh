@@ -1,0 +1,48 @@
+#!/bin/bash
+# Profile-guided build of the simulation models (docs/perf.md, "Profile feedback"): builds them
+# instrumented (GCC -fprofile-generate), trains them on the quick regression (not on the
+# `bench-sim` stimulus that measures them), and rebuilds them with the profiles. The result is
+# target/release/dysharp, whose models are the same RTL, checks and all, compiled with their hot
+# code laid out together.
+#
+#   tools/pgo.sh                  every model `cargo build --release` builds
+#   tools/pgo.sh top_p8 top_p16   only these (DYSHARP_MODELS)
+#
+# Profiles are kept under target/pgo/<model>; `DYSHARP_PGO=use:$PWD/target/pgo cargo build
+# --release` builds with them again (they are part of the models' cache key). A plain `cargo
+# build` goes back to the models without profiles (both stay cached).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+dir="$here/target/pgo"
+if [ $# -gt 0 ]; then
+  DYSHARP_MODELS=$(IFS=,; echo "$*")
+  export DYSHARP_MODELS
+fi
+rm -rf "$dir"
+mkdir -p "$dir"
+start=$(date +%s)
+echo "pgo: building the instrumented models${DYSHARP_MODELS:+ ($DYSHARP_MODELS)}"
+DYSHARP_PGO="generate:$dir" cargo build --release --locked -q
+echo "pgo: training them on the quick regression (one job: the profiles are per process)"
+# With models named, only their cases (the others' models are not built).
+only=()
+for m in "$@"; do only+=("$m"); done
+[ ${#only[@]} -gt 0 ] || only=("")
+: > "$dir/training.log"
+for m in "${only[@]}"; do
+  if ! target/release/dysharp regress --quick --jobs 1 ${m:+--only "$m"} >> "$dir/training.log" 2>&1; then
+    echo "pgo: the training regression failed (log: $dir/training.log)" >&2
+    exit 1
+  fi
+done
+tail -n 1 "$dir/training.log"
+profiled=$(cd "$dir" && find . -mindepth 2 -name '*.gcda' | cut -d/ -f2 | sort -u | tr '\n' ' ')
+if [ -z "$profiled" ]; then
+  echo "pgo: the training wrote no profile" >&2
+  exit 1
+fi
+echo "pgo: profiles of: $profiled"
+echo "pgo: building the models with their profiles"
+DYSHARP_PGO="use:$dir" cargo build --release --locked -q
+echo "pgo: done in $(( $(date +%s) - start )) s: target/release/dysharp"
