@@ -53,7 +53,7 @@ mutations=(
   "xp_bank_keep|rtl/dysharp_xp_bank.sv|s/= \(ov_q & ~pop\) \x7c \(~ov_q & move\);/= (~ov_q \& move);/|$dynamic top_p4_static"
   # A crosspoint queue whose RAM read pointer does not advance: every word after a queue's first
   # read repeats an older one.
-  "xp_bank_rptr|rtl/dysharp_xp_bank.sv|s/rd_ptr_q\[i\] <= ptr_inc\(rd_ptr_q\[i\]\);/rd_ptr_q[i] <= rd_ptr_q[i];/|$dynamic top_p4_static"
+  "xp_bank_rptr|rtl/dysharp_xp_bank.sv|s/rd_ptr_q\[i\] <= \(32'\(rd_ptr_q\[i\]\) == RamDepth - 1\) \? '0 : rd_ptr_q\[i\] \+ ptr_t'\(1\);/rd_ptr_q[i] <= rd_ptr_q[i];/|$dynamic top_p4_static"
   # A fall-through FIFO (the hub's payload FIFO) whose push skips the RAM while an older word
   # stays behind (held, not popped): the two leave out of order.
   "ft_order|rtl/dysharp_fifo_ram.sv|s/\(cnt_q == cnt_t'\(1\) && pop\)/(cnt_q == cnt_t'(1))/|$tops"
