@@ -506,22 +506,13 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
   // edge, the memory request's 600-odd bits included; docs/perf.md, "Sampling and per-instance
-  // code"). A stalled request is held in a copy taken only while it is stalled. A failure prints
+  // code"); the stability of a stalled request is a dysharp_stream_chk below. A failure prints
   // `%Error: dysharp_hub_issue: <rule>` and stops the simulation, which the benches count as an
   // error.
-  logic     mreq_hold_q;   // the request was stalled at the last edge
-  mem_req_t mreq_held_q;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      mreq_hold_q <= 1'b0;
-    end else begin
-      // Memory request stream: valid stays high and the request stays stable until accepted; a
-      // new request is loaded only into a free register; a beat has 1..MemLines lines.
-      if (mreq_hold_q) begin
-        `DYSHARP_HUB_ISSUE_CHECK(mem_req_valid_o && mem_req_o == mreq_held_q,
-                                 "a_mem_req_stable: a stalled memory request changed or went away")
-      end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // Memory request stream: a new request is loaded only into a free register; a beat has
+      // 1..MemLines lines.
       `DYSHARP_HUB_ISSUE_CHECK(!mreq_load || mreq_free,
                                "a_memreq_load: a request loaded into a busy register")
       `DYSHARP_HUB_ISSUE_CHECK(!mem_req_valid_o ||
@@ -550,13 +541,20 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
                                "a_line_row: a data beat that does not start a row")
       // An allocation never exceeds SlotsPerExpert.
       `DYSHARP_HUB_ISSUE_CHECK(!ctr_inc || !ctr_full, "a_alloc_bound: an allocation past the slots")
-      mreq_hold_q <= mem_req_valid_o && !mem_req_ready_i;
-      // Data only (not reset): read only while mreq_hold_q.
-      if (mem_req_valid_o && !mem_req_ready_i) begin
-        mreq_held_q <= mem_req_o;
-      end
     end
   end
+  // Memory request stream: valid stays high and the request stays stable until accepted.
+  dysharp_stream_chk #(
+    .Width ($bits(mem_req_o)),
+    .Name  ("dysharp_hub_issue: a_mem_req_stable")
+  ) u_mem_req_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (mem_req_valid_o),
+    .ready_i (mem_req_ready_i),
+    .data_i  (mem_req_o)
+  );
+
   // Functional coverage (docs/verification.md): each error code the hub detects, with the
   // allocation exhaustion (ERR_ALLOC) among them.
   c_hub_err_unmapped: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrUnmapped));

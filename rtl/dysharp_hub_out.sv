@@ -109,20 +109,11 @@ module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
-  // only while it is stalled. A failure prints `%Error: dysharp_hub_out: <rule>` and stops the
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
+  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_out: <rule>` and stops the
   // simulation, which the benches count as an error.
-  logic a_rsp_stable_hold_q;  // the response stream was stalled at the last edge
-  logic [$bits({rsp_last_o, rsp_data_o})-1:0] a_rsp_stable_held_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      a_rsp_stable_hold_q <= 1'b0;
-    end else begin
-      // Output stream: valid stays high and data/last stay stable until accepted.
-      if (a_rsp_stable_hold_q) begin
-        `DYSHARP_HUB_OUT_CHECK(rsp_valid_o && {rsp_last_o, rsp_data_o} == a_rsp_stable_held_q,
-                               "a_rsp_stable: a stalled response flit changed or went away")
-      end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       // Headers are pushed only with room (no header is dropped).
       `DYSHARP_HUB_OUT_CHECK(!hdr_push_i || hdr_space_o,
         "a_hdr_room")
@@ -132,13 +123,20 @@ module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
         "a_pay_order")
       `DYSHARP_HUB_OUT_CHECK(!pay_valid_i || (pay_idx_q < pay_i.n),
         "a_pay_idx")
-      a_rsp_stable_hold_q <= rsp_valid_o && !rsp_ready_i;
-      if (rsp_valid_o && !rsp_ready_i) begin
-        // Data only (not reset): read only while a_rsp_stable_hold_q.
-        a_rsp_stable_held_q <= {rsp_last_o, rsp_data_o};
-      end
     end
   end
+
+  // Output stream: valid stays high and data/last stay stable until accepted.
+  dysharp_stream_chk #(
+    .Width (FlitBits + 1),
+    .Name  ("dysharp_hub_out: a_rsp_stable")
+  ) u_rsp_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (rsp_valid_o),
+    .ready_i (rsp_ready_i),
+    .data_i  ({rsp_last_o, rsp_data_o})
+  );
 `endif
 
 endmodule

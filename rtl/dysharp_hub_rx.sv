@@ -295,20 +295,11 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
-  // only while it is stalled. A failure prints `%Error: dysharp_hub_rx: <rule>` and stops the
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
+  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_rx: <rule>` and stops the
   // simulation, which the benches count as an error.
-  logic a_req_stable_hold_q;  // the request stream was stalled at the last edge
-  logic [$bits({req_last_i, req_data_i})-1:0] a_req_stable_held_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      a_req_stable_hold_q <= 1'b0;
-    end else begin
-      // Input stream (the switch's obligation): an offered flit is held until accepted.
-      if (a_req_stable_hold_q) begin
-        `DYSHARP_HUB_RX_CHECK(req_valid_i && {req_last_i, req_data_i} == a_req_stable_held_q,
-                              "a_req_stable: a stalled request flit changed or went away")
-      end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       // No flit is dropped: an accepted flit is written or is the last of its packet (which fills
       // the buffer). A payload flit beyond MaxLen would be neither (the switch never sends one).
       `DYSHARP_HUB_RX_CHECK(!rx_fire || (rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay ||
@@ -335,13 +326,20 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
         "a_rel_full")
       `DYSHARP_HUB_RX_CHECK(!rx_fire || !full_q[rx_slot_q],
         "a_rx_not_full")
-      a_req_stable_hold_q <= req_valid_i && !req_ready_o;
-      if (req_valid_i && !req_ready_o) begin
-        // Data only (not reset): read only while a_req_stable_hold_q.
-        a_req_stable_held_q <= {req_last_i, req_data_i};
-      end
     end
   end
+
+  // Input stream (the switch's obligation): an offered flit is held until accepted.
+  dysharp_stream_chk #(
+    .Width (FlitBits + 1),
+    .Name  ("dysharp_hub_rx: a_req_stable")
+  ) u_req_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (req_valid_i),
+    .ready_i (req_ready_o),
+    .data_i  ({req_last_i, req_data_i})
+  );
 `endif
 
 endmodule

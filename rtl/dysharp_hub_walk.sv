@@ -275,28 +275,11 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
-  // only while it is stalled. A failure prints `%Error: dysharp_hub_walk: <rule>` and stops the
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
+  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_walk: <rule>` and stops the
   // simulation, which the benches count as an error.
-  logic a_res_stable_hold_q;  // the job stream was stalled at the last edge
-  logic [$bits(res_o)-1:0] a_res_stable_held_q;
-  logic a_key_kept_hold_q;  // a key waited (not moved on, not aborted) at the last edge
-  logic [$bits(key_q)-1:0] a_key_kept_held_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      a_res_stable_hold_q <= 1'b0;
-      a_key_kept_hold_q <= 1'b0;
-    end else begin
-      // No job is lost: a key moves on (into res_q) or waits, unless its packet is aborted.
-      if (a_key_kept_hold_q) begin
-        `DYSHARP_HUB_WALK_CHECK(key_v_q && key_q == a_key_kept_held_q,
-                                "a_key_kept: a waiting key changed or went away")
-      end
-      // Job stream to the issue stage: valid stays high and the job stays stable until taken.
-      if (a_res_stable_hold_q) begin
-        `DYSHARP_HUB_WALK_CHECK(res_valid_o && res_o == a_res_stable_held_q,
-                                "a_res_stable: a stalled job changed or went away")
-      end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       // Jobs and keys belong to received packets.
       `DYSHARP_HUB_WALK_CHECK(!res_v_q || full_i[res_q.slot],
         "a_res_slot")
@@ -307,18 +290,32 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
         "a_fill_blocked")
       `DYSHARP_HUB_WALK_CHECK(!unblock_i || blocked_q,
         "a_unblock")
-      a_res_stable_hold_q <= res_valid_o && !res_ready_i;
-      if (res_valid_o && !res_ready_i) begin
-        // Data only (not reset): read only while a_res_stable_hold_q.
-        a_res_stable_held_q <= res_o;
-      end
-      a_key_kept_hold_q <= key_v_q && !key_adv && !(abort_i && key_q.slot == job_slot_i);
-      if (key_v_q && !key_adv && !(abort_i && key_q.slot == job_slot_i)) begin
-        // Data only (not reset): read only while a_key_kept_hold_q.
-        a_key_kept_held_q <= key_q;
-      end
     end
   end
+
+  // Job stream to the issue stage: valid stays high and the job stays stable until taken.
+  dysharp_stream_chk #(
+    .Width ($bits(res_o)),
+    .Name  ("dysharp_hub_walk: a_res_stable")
+  ) u_res_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (res_valid_o),
+    .ready_i (res_ready_i),
+    .data_i  (res_o)
+  );
+
+  // No job is lost: a key moves on (into res_q) or waits, unless its packet is aborted.
+  dysharp_stream_chk #(
+    .Width ($bits(key_q)),
+    .Name  ("dysharp_hub_walk: a_key_kept")
+  ) u_key_kept_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (key_v_q),
+    .ready_i (key_adv || (abort_i && key_q.slot == job_slot_i)),
+    .data_i  (key_q)
+  );
 `endif
 
 endmodule

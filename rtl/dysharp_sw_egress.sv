@@ -208,35 +208,20 @@ module dysharp_sw_egress
 `ifndef SYNTHESIS
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled output is held in a copy taken
-  // only while it is stalled. A failure prints `%Error: dysharp_sw_egress: <rule>` and stops the
-  // simulation, which the benches count as an error.
-  logic                 req_out_hold_q, rsp_out_hold_q;  // stalled at the last edge
-  logic [FlitBits:0]    req_out_held_q, rsp_out_held_q;  // {last, data}
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of the output streams is
+  // two dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_egress: <rule>` and stops
+  // the simulation, which the benches count as an error.
   logic [NumReqSrc-1:0] req_src_stall_q;   // offered and not taken at the last edge
   logic [NumRspSrc-1:0] rsp_src_stall_q;
   logic [31:0]          chk_dn_q, chk_prev_pay_q;  // moved flits; the payload count before
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      req_out_hold_q  <= 1'b0;
-      rsp_out_hold_q  <= 1'b0;
       req_src_stall_q <= '0;
       rsp_src_stall_q <= '0;
       chk_dn_q        <= '0;
       chk_prev_pay_q  <= '0;
     end else begin
-      // Output streams: valid held and data/last stable until accepted.
-      if (req_out_hold_q) begin
-        `DYSHARP_SW_EGRESS_CHECK(req_out_valid_o &&
-                                 {req_out_last_o, req_out_data_o} == req_out_held_q,
-                                 "a_req_out_stable: a stalled request flit changed or went away")
-      end
-      if (rsp_out_hold_q) begin
-        `DYSHARP_SW_EGRESS_CHECK(rsp_out_valid_o &&
-                                 {rsp_out_last_o, rsp_out_data_o} == rsp_out_held_q,
-                                 "a_rsp_out_stable: a stalled response flit changed or went away")
-      end
       `DYSHARP_SW_EGRESS_CHECK($onehot0(move), "a_one_move: more than one flit moved")
       // Sources keep an offered flit until it is taken.
       `DYSHARP_SW_EGRESS_CHECK((req_src_stall_q & ~req_src_valid_i) == '0,
@@ -247,21 +232,35 @@ module dysharp_sw_egress
       `DYSHARP_SW_EGRESS_CHECK(dn_flits_q == chk_dn_q, "a_dn_flits: a moved flit not counted")
       `DYSHARP_SW_EGRESS_CHECK((dn_payload_q - chk_prev_pay_q) <= 32'(MaxLen),
                                "a_dn_payload: more than one packet's payload in a cycle")
-      req_out_hold_q  <= req_out_valid_o && !req_out_ready_i;
-      rsp_out_hold_q  <= rsp_out_valid_o && !rsp_out_ready_i;
       req_src_stall_q <= req_src_valid_i & ~req_src_ready_o;
       rsp_src_stall_q <= rsp_src_valid_i & ~rsp_src_ready_o;
       chk_dn_q        <= chk_dn_q + 32'(move != '0);
       chk_prev_pay_q  <= dn_payload_q;
-      // Data only (not reset): read only while the matching *_hold_q is set.
-      if (req_out_valid_o && !req_out_ready_i) begin
-        req_out_held_q <= {req_out_last_o, req_out_data_o};
-      end
-      if (rsp_out_valid_o && !rsp_out_ready_i) begin
-        rsp_out_held_q <= {rsp_out_last_o, rsp_out_data_o};
-      end
     end
   end
+
+  // Output streams: valid held and data/last stable until accepted.
+  dysharp_stream_chk #(
+    .Width (FlitBits + 1),
+    .Name  ("dysharp_sw_egress: a_req_out_stable")
+  ) u_req_out_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (req_out_valid_o),
+    .ready_i (req_out_ready_i),
+    .data_i  ({req_out_last_o, req_out_data_o})
+  );
+
+  dysharp_stream_chk #(
+    .Width (FlitBits + 1),
+    .Name  ("dysharp_sw_egress: a_rsp_out_stable")
+  ) u_rsp_out_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (rsp_out_valid_o),
+    .ready_i (rsp_out_ready_i),
+    .data_i  ({rsp_out_last_o, rsp_out_data_o})
+  );
 `endif
 
 endmodule

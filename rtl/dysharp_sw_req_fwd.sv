@@ -208,21 +208,11 @@ module dysharp_sw_req_fwd
 
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled word is held in a copy taken
-  // only while it is stalled. A failure prints `%Error: dysharp_sw_req_fwd: <rule>` and stops the
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
+  // dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_req_fwd: <rule>` and stops the
   // simulation, which the benches count as an error.
-  logic a_alloc_stable_hold_q;  // an allocation request waited at the last edge
-  logic [$bits({alloc_hdr_o, alloc_ports_o})-1:0] a_alloc_stable_held_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      a_alloc_stable_hold_q <= 1'b0;
-    end else begin
-      // An allocation request is held, unchanged, until granted.
-      if (a_alloc_stable_hold_q) begin
-        `DYSHARP_SW_REQ_FWD_CHECK(alloc_req_o &&
-                                  {alloc_hdr_o, alloc_ports_o} == a_alloc_stable_held_q,
-                                  "a_alloc_stable: a pending allocation request changed")
-      end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       // Writes only into queues with room (reserved at the packet's start).
       `DYSHARP_SW_REQ_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
         "a_xp_room")
@@ -236,13 +226,20 @@ module dysharp_sw_req_fwd
       // Every good frame has at least one destination.
       `DYSHARP_SW_REQ_FWD_CHECK(!desc_valid_i || (desc_dmask_i != '0),
         "a_dest")
-      a_alloc_stable_hold_q <= alloc_req_o && !alloc_gnt_i;
-      if (alloc_req_o && !alloc_gnt_i) begin
-        // Data only (not reset): read only while a_alloc_stable_hold_q.
-        a_alloc_stable_held_q <= {alloc_hdr_o, alloc_ports_o};
-      end
     end
   end
+
+  // An allocation request is held, unchanged, until granted.
+  dysharp_stream_chk #(
+    .Width ($bits({alloc_hdr_o, alloc_ports_o})),
+    .Name  ("dysharp_sw_req_fwd: a_alloc_stable")
+  ) u_alloc_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (alloc_req_o),
+    .ready_i (alloc_gnt_i),
+    .data_i  ({alloc_hdr_o, alloc_ports_o})
+  );
 `endif
 
 endmodule

@@ -117,33 +117,30 @@ module dysharp_sw_rsp_fwd
 
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A stalled partial is held in a copy
-  // taken only while it is stalled. A failure prints `%Error: dysharp_sw_rsp_fwd: <rule>` and stops
+  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of the partial stream is
+  // a dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_rsp_fwd: <rule>` and stops
   // the simulation, which the benches count as an error.
-  logic              part_hold_q;  // the partial stream was stalled at the last edge
-  logic [FlitBits:0] part_held_q;  // {last, data}
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      part_hold_q <= 1'b0;
-    end else begin
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       `DYSHARP_SW_RSP_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
                                 "a_xp_room: a crosspoint write without room")
       `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && (pos_q != '0)) || tail_valid_i,
                                 "a_tail_present: a response's tail flit missing mid-packet")
-      if (part_hold_q) begin
-        `DYSHARP_SW_RSP_FWD_CHECK(part_valid_o && {part_last_o, part_data_o} == part_held_q,
-                                  "a_part_stable: a stalled partial changed or went away")
-      end
       `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && !is_part) || $onehot(dmask),
                                 "a_dest: a response without exactly one destination")
-      part_hold_q <= part_valid_o && !part_ready_i;
-      // Data only (not reset): read only while part_hold_q.
-      if (part_valid_o && !part_ready_i) begin
-        part_held_q <= {part_last_o, part_data_o};
-      end
     end
   end
+
+  dysharp_stream_chk #(
+    .Width (FlitBits + 1),
+    .Name  ("dysharp_sw_rsp_fwd: a_part_stable")
+  ) u_part_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (part_valid_o),
+    .ready_i (part_ready_i),
+    .data_i  ({part_last_o, part_data_o})
+  );
 `endif
 
 endmodule
