@@ -727,7 +727,8 @@ module dysharp_parser
   // assertions stated, checked at the same edges): a concurrent assertion makes the simulator copy
   // every signal it reads, the descriptor's 700-odd bits included, at every clock edge, for each of
   // the 2 x NumPorts parsers (docs/perf.md, "Sampling and per-instance code"). A stalled output is
-  // held in a copy taken only while it is stalled. A failure prints
+  // held in a copy taken only while it is stalled (dysharp_stream_chk for the tail and RSP_ERROR
+  // streams). A failure prints
   // `%Error: dysharp_parser (origin O, port P): <rule>` and stops the simulation, which the benches
   // count as an error.
 
@@ -736,15 +737,12 @@ module dysharp_parser
   `define DYSHARP_PARSER_DESC_OUT {desc_hdr_o, desc_tgt_o, desc_ntail_o, desc_dmask_o, desc_cnt_o, \
                                    desc_base_o, desc_rhcc_o}
 
-  logic                                          tail_hold_q, desc_hold_q, err_hold_q;
-  flit_t                                         tail_held_q, err_held_q;
-  logic [$bits(`DYSHARP_PARSER_DESC_OUT)-1:0]    desc_held_q;
+  logic                                       desc_hold_q;  // stalled at the last edge
+  logic [$bits(`DYSHARP_PARSER_DESC_OUT)-1:0] desc_held_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tail_hold_q <= 1'b0;
       desc_hold_q <= 1'b0;
-      err_hold_q  <= 1'b0;
     end else begin
       `DYSHARP_PARSER_CHECK(32'(tcnt_q) + 32'(ntail_q) <= TailDepth,
                             "a_tail_range: more tail flits than the buffer holds")
@@ -754,10 +752,6 @@ module dysharp_parser
                             "a_tail_staged: a prefetched tail flit that is not committed")
       `DYSHARP_PARSER_CHECK(tail_valid_o == (tcnt_q != '0),
                             "a_tail_valid: tail_valid_o is not (a committed flit is waiting)")
-      if (tail_hold_q) begin
-        `DYSHARP_PARSER_CHECK(tail_valid_o && tail_data_o == tail_held_q,
-                              "a_tail_stable: a stalled tail flit changed or went away")
-      end
       if (desc_hold_q) begin
         `DYSHARP_PARSER_CHECK(desc_valid_o && `DYSHARP_PARSER_DESC_OUT == desc_held_q,
                               "a_desc_stable: a stalled descriptor changed or went away")
@@ -765,10 +759,6 @@ module dysharp_parser
       // Every good request has a destination.
       `DYSHARP_PARSER_CHECK(!(HasRoute && desc_valid_o) || desc_dmask_o != '0,
                             "a_desc_dest: a request descriptor without a destination")
-      if (err_hold_q) begin
-        `DYSHARP_PARSER_CHECK(err_valid_o && err_data_o == err_held_q,
-                              "a_err_stable: a stalled RSP_ERROR changed or went away")
-      end
       // A good frame's stored tail is exactly its byte-enable and payload flits.
       `DYSHARP_PARSER_CHECK(!desc_push || 32'(chk_ntail_q) ==
                               (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) +
@@ -785,21 +775,37 @@ module dysharp_parser
       // A target flit is checked against the header captured one or more cycles before.
       `DYSHARP_PARSER_CHECK(!(fire && is_tgt) || idx_q != '0,
                             "a_tgt_after_hdr: a target flit without its header")
-      tail_hold_q <= tail_valid_o && !tail_ready_i;
       desc_hold_q <= desc_valid_o && !desc_ready_i;
-      err_hold_q  <= err_valid_o && !err_ready_i;
-      // Data only (not reset): read only while the matching *_hold_q is set.
-      if (tail_valid_o && !tail_ready_i) begin
-        tail_held_q <= tail_data_o;
-      end
+      // Data only (not reset): read only while desc_hold_q.
       if (desc_valid_o && !desc_ready_i) begin
         desc_held_q <= `DYSHARP_PARSER_DESC_OUT;
       end
-      if (err_valid_o && !err_ready_i) begin
-        err_held_q <= err_data_o;
-      end
     end
   end
+
+  // The tail and RSP_ERROR streams' stability (the descriptor's is above: its 700-odd bits as a
+  // port connection would be built every cycle).
+  dysharp_stream_chk #(
+    .Width (FlitBits),
+    .Name  ("dysharp_parser: a_tail_stable")
+  ) u_tail_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (tail_valid_o),
+    .ready_i (tail_ready_i),
+    .data_i  (tail_data_o)
+  );
+
+  dysharp_stream_chk #(
+    .Width (FlitBits),
+    .Name  ("dysharp_parser: a_err_stable")
+  ) u_err_stable_chk (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .valid_i (err_valid_o),
+    .ready_i (err_ready_i),
+    .data_i  (err_data_o)
+  );
 `endif
 
 endmodule
