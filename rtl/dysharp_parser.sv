@@ -270,22 +270,25 @@ module dysharp_parser
 
   // The first `tcount` IDs of `t` sorted by port: ID i (port sport[i], rank srank[i]) goes to
   // position base[sport[i]] + srank[i]; each position is the OR of the IDs sent there (at most
-  // one). Positions past tcount are 0.
+  // one). Positions past tcount are 0. Written as a scatter (a write of each ID at its position):
+  // the same decoder and OR network in hardware as a loop over positions and IDs, but NSlots
+  // steps for a simulator instead of NSlots x NSlots.
   function automatic tgts_t sort_f(input tgts_t t, input sport_t sport, input srank_t srank,
                                    input pcnt_t base, input int unsigned tcount);
     tgts_t            r;
-    logic [TIdxW-1:0] at [NSlots];
-    r = '0;
+    logic [15:0]      ids [NSlots];
+    logic [TIdxW-1:0] at;
+    for (int unsigned j = 0; j < NSlots; j++) begin
+      ids[j] = '0;
+    end
     for (int unsigned i = 0; i < NSlots; i++) begin
-      at[i] = TIdxW'(32'(base[sport[i]]) + 32'(srank[i]));
+      at = TIdxW'(32'(base[sport[i]]) + 32'(srank[i]));
+      if ((i < tcount) && (32'(at) < NSlots)) begin
+        ids[at] |= t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
+      end
     end
     for (int unsigned j = 0; j < NSlots; j++) begin
-      for (int unsigned i = 0; i < NSlots; i++) begin
-        if ((i < tcount) && (32'(at[i]) == j)) begin
-          r[j / TargetsPerFlit][16 * (j % TargetsPerFlit) +: 16] |=
-              t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
-        end
-      end
+      r[j / TargetsPerFlit][16 * (j % TargetsPerFlit) +: 16] = ids[j];
     end
     return r;
   endfunction
