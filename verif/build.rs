@@ -277,6 +277,45 @@ fn words(width: usize) -> usize {
     width.div_ceil(32)
 }
 
+/// Whether the posedge evaluation of a model can skip Verilator's input-combinational
+/// ("ico") phase, and the declarations it then needs. Every `eval()` runs that phase
+/// unconditionally (its first iteration), re-evaluating all logic that reads a top-level input.
+/// A cycle of the benches evaluates twice: with the new inputs and the clock low, then with the
+/// clock high and nothing else changed, so the second pass computes the same values again unless
+/// some of that logic reads the clock itself. It is skipped only if the generated code has the
+/// scheduling functions it calls in their expected form (Verilator is pinned, docs/perf.md) and
+/// no input-combinational function reads `clk_i`; otherwise the model keeps `eval()`.
+fn posedge_without_ico(mdir: &Path, prefix: &str) -> Option<String> {
+    let root = format!("{prefix}___024root");
+    let act = format!("bool {root}___eval_phase__act({root}* vlSelf) {{");
+    let nba = format!("bool {root}___eval_phase__nba({root}* vlSelf) {{");
+    let (mut has_act, mut has_nba, mut ico_clk) = (false, false, false);
+    for e in fs::read_dir(mdir).ok()?.flatten() {
+        let path = e.path();
+        let name = path.file_name()?.to_string_lossy().into_owned();
+        if !name.ends_with(".cpp") || name.contains("Slow") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).ok()?;
+        has_act |= text.contains(&act);
+        has_nba |= text.contains(&nba);
+        let mut in_ico = false;
+        for line in text.lines() {
+            if !line.starts_with(' ') && line.ends_with('{') && line.contains('(') {
+                let fname = line.split('(').next().unwrap_or("");
+                in_ico = fname.contains("_ico") && !fname.contains("triggers");
+            } else if in_ico && line.contains("clk_i") {
+                ico_clk = true;
+            }
+        }
+    }
+    (has_act && has_nba && !ico_clk).then(|| {
+        format!(
+            "#include \"{prefix}___024root.h\"\n#include \"{prefix}__Syms.h\"\nbool {root}___eval_phase__act({root}* vlSelf);\nbool {root}___eval_phase__nba({root}* vlSelf);\n"
+        )
+    })
+}
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().unwrap().to_path_buf();
@@ -560,10 +599,40 @@ fn main() {
                 "\n        if (vcd) { vcd->close(); vcd.reset(); }",
             )
         };
+        // The rising edge: Verilator's eval() without its input-combinational phase where
+        // that is exact (posedge_without_ico), eval() otherwise.
+        let root = format!("{prefix}___024root");
+        let (posedge_decl, posedge_body) = match posedge_without_ico(&mdir, &prefix) {
+            Some(decl) => (
+                decl,
+                format!(
+                    "top->clk_i = 1;
+        // eval() less its input-combinational phase, which the evaluation with the clock
+        // low has just run on the same inputs: the active and NBA regions until they settle.
+        {root}* root = top->rootp;
+        auto* syms = root->vlSymsp;
+        syms->__Vm_activity = true;
+        syms->__Vm_deleter.deleteAll();
+        uint32_t nba = 0;
+        do {{
+            if (VL_UNLIKELY(++nba > 10000)) VL_FATAL_MT(__FILE__, __LINE__, \"\", \"DIDNOTCONVERGE: NBA region\");
+            root->__VactIterCount = 0;
+            do {{
+                if (VL_UNLIKELY(++root->__VactIterCount > 10000)) VL_FATAL_MT(__FILE__, __LINE__, \"\", \"DIDNOTCONVERGE: active region\");
+            }} while ({root}___eval_phase__act(root));
+        }} while ({root}___eval_phase__nba(root));
+        Verilated::endOfEval(syms->__Vm_evalMsgQp);"
+                ),
+            ),
+            None => (
+                String::new(),
+                "top->clk_i = 1;\n        top->eval();".to_string(),
+            ),
+        };
         let _ = writeln!(
             cc,
             r#"#include "{prefix}.h"
-namespace dysharp {{
+{posedge_decl}namespace dysharp {{
 class {class} final : public Model {{
     std::unique_ptr<VerilatedContext> ctx;
     std::unique_ptr<{prefix}> top;{vcd_member}
@@ -616,10 +685,12 @@ public:
         top->eval();
         dump();
         store(out);
-        top->clk_i = 1;
-        top->eval();
+        posedge();
         dump();
         ++n;
+    }}
+    void posedge() {{
+        {posedge_body}
     }}
     uint64_t cycle(rust::Slice<const uint32_t> in, rust::Slice<uint32_t> out) override {{
         own();
