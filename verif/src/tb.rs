@@ -15,16 +15,51 @@ use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
 use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
-use dysharp_sim::memory::SparseMemory;
+use dysharp_sim::memory::{Reserve, SparseMemory};
 use dysharp_sim::packet::{ErrorCode, Flit, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::mpsc;
 
 /// Flits reserved for a frame being received (a DYN_ST of 8 targets is 19 flits): the frame
 /// then grows without reallocating.
 const FRAME_CAP: usize = 32;
+
+/// Bytes of a memory reserve made for a GPU memory on the feeder thread ([`ReserveFeed`]).
+const RESERVE_BYTES: usize = 2 << 20;
+/// Reserves the feeder makes ahead of use (it then waits).
+const RESERVES_AHEAD: usize = 2;
+
+/// Zeroed memory for the GPU memories, faulted in on a thread of its own. The stimulus writes
+/// every new token to memory the GPU has not touched yet, and a page fault on the bench's thread
+/// costs more than the bench's own work per cycle (`dysharp bench-sim`; docs/perf.md). A GPU
+/// memory running short takes a reserve if one is ready (and otherwise faults its pages in as
+/// before); the thread ends when the bench is dropped.
+struct ReserveFeed(mpsc::Receiver<Reserve>);
+
+impl ReserveFeed {
+    /// Starts the feeder thread (`None` if it cannot be started: the memories fault in their
+    /// own pages).
+    fn start() -> Option<ReserveFeed> {
+        let (tx, rx) = mpsc::sync_channel(RESERVES_AHEAD);
+        std::thread::Builder::new()
+            .name("gpu-memory".into())
+            .spawn(move || while tx.send(Reserve::new(RESERVE_BYTES)).is_ok() {})
+            .ok()?;
+        Some(ReserveFeed(rx))
+    }
+
+    /// Gives `mem` a reserve if it has less than half of one left and one is ready.
+    fn top_up(&self, mem: &mut SparseMemory) {
+        if mem.free_bytes() < RESERVE_BYTES / 2 {
+            if let Ok(r) = self.0.try_recv() {
+                mem.add_reserve(r);
+            }
+        }
+    }
+}
 
 /// How the GPU side behaves.
 #[derive(Clone, Debug)]
@@ -56,7 +91,8 @@ pub struct BenchConfig {
     /// ([`Bench::take_recording`], for `dysharp bench-sim`).
     pub record_inputs: bool,
     /// Run the scoreboard on a thread of its own ([`Scoreboard::threaded`]: the same checks,
-    /// beside the simulation instead of between its cycles; the bench then uses two cores).
+    /// beside the simulation instead of between its cycles; the bench then uses two cores),
+    /// and fault in the GPU memories' pages on another ([`ReserveFeed`]).
     pub check_thread: bool,
 }
 
@@ -298,6 +334,8 @@ pub struct Bench {
     last_effect: u64,
     /// Print every transfer (`DYSHARP_TRACE=1`), for debugging a failing case.
     trace: bool,
+    /// Memory for the GPU memories made on another thread (with `check_thread`).
+    feed: Option<ReserveFeed>,
 }
 
 /// The golden configuration matching a built model and a bench configuration.
@@ -365,6 +403,11 @@ impl Bench {
             first_accept: 0,
             last_effect: 0,
             trace: std::env::var_os("DYSHARP_TRACE").is_some(),
+            feed: if cfg.check_thread {
+                ReserveFeed::start()
+            } else {
+                None
+            },
             cfg,
         };
         b.program();
@@ -670,6 +713,9 @@ impl Bench {
                 // The golden model logs 16-byte lines: a beat is checked line by line.
                 if we {
                     self.last_effect = now;
+                    if let Some(f) = &self.feed {
+                        f.top_up(&mut g.mem);
+                    }
                     for (i, (wdata, wstrb)) in wlines.into_iter().enumerate() {
                         let a = addr + 16 * i as u64;
                         g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
