@@ -178,6 +178,12 @@ impl SparseMemory {
         (cap - self.last_used) * PAGE + self.spare.iter().map(|c| c.bytes().len()).sum::<usize>()
     }
 
+    /// Whether a reserve is waiting to be used (pages come from it once the current memory
+    /// is used up, instead of from new memory of the memory's own).
+    pub fn has_reserve(&self) -> bool {
+        !self.spare.is_empty()
+    }
+
     /// Reads `buf.len()` bytes at `addr`.
     pub fn read(&self, mut addr: u64, buf: &mut [u8]) {
         let mut done = 0;

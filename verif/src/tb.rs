@@ -29,8 +29,6 @@ const FRAME_CAP: usize = 32;
 
 /// Bytes of a memory reserve made for a GPU memory on the feeder thread ([`ReserveFeed`]).
 const RESERVE_BYTES: usize = 2 << 20;
-/// Reserves the feeder makes ahead of use (it then waits).
-const RESERVES_AHEAD: usize = 2;
 
 /// Zeroed memory for the GPU memories, faulted in on a thread of its own. The stimulus writes
 /// every new token to memory the GPU has not touched yet, and a page fault on the bench's thread
@@ -40,10 +38,10 @@ const RESERVES_AHEAD: usize = 2;
 struct ReserveFeed(mpsc::Receiver<Reserve>);
 
 impl ReserveFeed {
-    /// Starts the feeder thread (`None` if it cannot be started: the memories fault in their
-    /// own pages).
-    fn start() -> Option<ReserveFeed> {
-        let (tx, rx) = mpsc::sync_channel(RESERVES_AHEAD);
+    /// Starts the feeder thread for `gpus` memories (`None` if it cannot be started: the
+    /// memories fault in their own pages). It stays one reserve per memory ahead.
+    fn start(gpus: usize) -> Option<ReserveFeed> {
+        let (tx, rx) = mpsc::sync_channel(gpus.max(1));
         std::thread::Builder::new()
             .name("gpu-memory".into())
             .spawn(move || while tx.send(Reserve::new(RESERVE_BYTES)).is_ok() {})
@@ -51,9 +49,10 @@ impl ReserveFeed {
         Some(ReserveFeed(rx))
     }
 
-    /// Gives `mem` a reserve if it has less than half of one left and one is ready.
+    /// Gives `mem` a reserve if it has none waiting and one is ready: it then never needs new
+    /// memory of its own while the feeder keeps up.
     fn top_up(&self, mem: &mut SparseMemory) {
-        if mem.free_bytes() < RESERVE_BYTES / 2 {
+        if !mem.has_reserve() {
             if let Ok(r) = self.0.try_recv() {
                 mem.add_reserve(r);
             }
@@ -404,7 +403,7 @@ impl Bench {
             last_effect: 0,
             trace: std::env::var_os("DYSHARP_TRACE").is_some(),
             feed: if cfg.check_thread {
-                ReserveFeed::start()
+                ReserveFeed::start(n)
             } else {
                 None
             },
