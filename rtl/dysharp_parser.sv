@@ -790,7 +790,7 @@ module dysharp_parser
   // port connection would be built every cycle).
   dysharp_stream_chk #(
     .Width (FlitBits),
-    .Name  ("dysharp_parser: a_tail_stable")
+    .Name  ($sformatf("dysharp_parser (origin %0d, port %0d): a_tail_stable", Origin, PortId))
   ) u_tail_stable_chk (
     .clk_i   (clk_i),
     .rst_ni  (rst_ni),
@@ -801,7 +801,7 @@ module dysharp_parser
 
   dysharp_stream_chk #(
     .Width (FlitBits),
-    .Name  ("dysharp_parser: a_err_stable")
+    .Name  ($sformatf("dysharp_parser (origin %0d, port %0d): a_err_stable", Origin, PortId))
   ) u_err_stable_chk (
     .clk_i   (clk_i),
     .rst_ni  (rst_ni),
