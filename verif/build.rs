@@ -166,13 +166,6 @@ fn parse_ports(header: &Path) -> Vec<PortDecl> {
     ports
 }
 
-/// 64-bit FNV-1a.
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
 /// `<target>/verilator`: OUT_DIR is `<target>/<profile>/build/<pkg>-<hash>/out`.
 fn cache_dir(out: &Path) -> PathBuf {
     out.ancestors()
@@ -225,7 +218,7 @@ impl Pgo {
                 let mut k = format!("pgo-use:{}", d.display());
                 for f in files {
                     let bytes = fs::read(&f).unwrap_or_default();
-                    let _ = write!(k, " {}:{:016x}", f.display(), fnv_bytes(&bytes));
+                    let _ = write!(k, " {}:{:016x}", f.display(), fnv(&bytes));
                 }
                 k
             }
@@ -266,8 +259,8 @@ impl Pgo {
     }
 }
 
-/// 64-bit FNV-1a of bytes.
-fn fnv_bytes(s: &[u8]) -> u64 {
+/// 64-bit FNV-1a of bytes (the models' cache keys).
+fn fnv(s: &[u8]) -> u64 {
     s.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ *b as u64).wrapping_mul(0x100_0000_01b3)
     })
@@ -533,7 +526,7 @@ fn main() {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }
         key.push_str(&pgo.key(&b.name));
-        let mdir = cache_dir(&out).join(format!("{}-{:016x}", b.name, fnv(&key)));
+        let mdir = cache_dir(&out).join(format!("{}-{:016x}", b.name, fnv(key.as_bytes())));
         cmd.arg("-Mdir").arg(&mdir);
         // Profile feedback (after the key: the options name the build folder).
         if let Some(f) = pgo.cflags(&b.name, &mdir) {
