@@ -1,9 +1,9 @@
 #!/bin/bash
 # Profile-guided build of the simulation models (docs/perf.md, "Profile feedback"): builds them
 # instrumented (GCC -fprofile-generate), trains them on the quick regression (not on the
-# `bench-sim` stimulus that measures them), and rebuilds them with the profiles. The result is
-# target/release/dysharp, whose models are the same RTL, checks and all, compiled with their hot
-# code laid out together.
+# `bench-sim` stimulus that measures them; speed and thread variants: below), and rebuilds them
+# with the profiles. The result is target/release/dysharp, whose models are the same RTL, checks
+# and all, compiled with their hot code laid out together.
 #
 #   tools/pgo.sh                  every model `cargo build --release` builds
 #   tools/pgo.sh top_p8 top_p16   only these (DYSHARP_MODELS)

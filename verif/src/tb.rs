@@ -33,8 +33,8 @@ const RESERVE_BYTES: usize = 2 << 20;
 /// Zeroed memory for the GPU memories, faulted in on a thread of its own. The stimulus writes
 /// every new token to memory the GPU has not touched yet, and a page fault on the bench's thread
 /// costs more than the bench's own work per cycle (`dysharp bench-sim`; docs/perf.md). A GPU
-/// memory running short takes a reserve if one is ready (and otherwise faults its pages in as
-/// before); the thread ends when the bench is dropped.
+/// memory with no reserve waiting takes one if one is ready (if none is, it faults its own pages
+/// in as before); the thread ends when the bench is dropped.
 struct ReserveFeed(mpsc::Receiver<Reserve>);
 
 impl ReserveFeed {
