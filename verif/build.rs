@@ -785,7 +785,7 @@ public:
         );
         let _ = writeln!(
             rs,
-            "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        coverage: {},\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
+            "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        coverage: {},\n        threads: {},\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
             b.name,
             m.sim_top(),
             m.params
@@ -793,7 +793,8 @@ public:
                 .map(|(k, v)| format!("(\"{k}\", \"{v}\")"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            b.coverage
+            b.coverage,
+            b.threads
         );
     }
     let _ = writeln!(

@@ -12,12 +12,13 @@
 //! Replays 2 and 3 must end with the outputs of run 1 (the model is
 //! deterministic for a seed), which checks that the recording is complete.
 //!
-//! Run 1 is made twice: with the scoreboard inline (between the cycles, one core), and, on a
-//! machine with two cores or more, with the scoreboard on a thread of its own
+//! Run 1 is made twice: with the scoreboard inline (between the cycles, one core), and, where
+//! the machine has a core more than the model's threads (two cores for a single-threaded
+//! model, three for a `_mt` one), with the scoreboard on a thread of its own
 //! ([`BenchConfig::check_thread`], as `dysharp replay --engine rtl` runs it); both must check
 //! the same packets. The first figure is the threaded one where it ran.
 
-use crate::sim::Sim;
+use crate::sim::{ModelInfo, Sim};
 use crate::stimulus::Stimulus;
 use crate::tb::{Bench, BenchConfig, TbError};
 use serde::Serialize;
@@ -37,7 +38,7 @@ pub struct BenchSimReport {
     /// Run 1 with the scoreboard inline, between the cycles (one core).
     pub rust_inline_cycles_per_s: f64,
     /// Whether `rust_cycles_per_s` had the scoreboard on a thread of its own (the machine has
-    /// two cores or more).
+    /// a core more than the model's threads).
     pub check_thread: bool,
     /// Run 2: a Rust loop over the recorded inputs, one FFI call per cycle.
     pub rust_bare_cycles_per_s: f64,
@@ -82,7 +83,9 @@ pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, 
         Ok((secs, packets, words, want))
     };
     let (inline_s, packets_checked, words, want) = bench(false)?;
-    let check_thread = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    // (run 1 above has opened the model: it exists)
+    let threads = ModelInfo::find(model).map_or(1, |m| m.threads.max(1));
+    let check_thread = scoreboard_thread_fits(threads, std::thread::available_parallelism());
     let rust_s = if check_thread {
         let (s, packets, _, _) = bench(true)?;
         if packets != packets_checked {
@@ -133,6 +136,12 @@ pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, 
     })
 }
 
+/// Whether the scoreboard may take a thread of its own beside a model evaluated by `threads`
+/// threads: only where a core is left for it (threads never exceed the machine's cores).
+fn scoreboard_thread_fits(threads: usize, cores: std::io::Result<std::num::NonZeroUsize>) -> bool {
+    cores.is_ok_and(|n| n.get() > threads)
+}
+
 fn same_outputs(sim: &Sim, want: &[u32], what: &str) -> Result<(), TbError> {
     if sim.outputs() == want {
         return Ok(());
@@ -150,4 +159,23 @@ fn same_outputs(sim: &Sim, want: &[u32], what: &str) -> Result<(), TbError> {
              (first differing output word {first}): the model is not deterministic for its seed"
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scoreboard_thread_fits;
+    use std::num::NonZeroUsize;
+
+    #[test]
+    fn the_scoreboard_thread_needs_a_core_beyond_the_models_threads() {
+        let cores = |n| Ok(NonZeroUsize::new(n).expect("non-zero"));
+        assert!(!scoreboard_thread_fits(1, cores(1)));
+        assert!(scoreboard_thread_fits(1, cores(2)));
+        assert!(!scoreboard_thread_fits(2, cores(2)));
+        assert!(scoreboard_thread_fits(2, cores(3)));
+        assert!(!scoreboard_thread_fits(
+            1,
+            Err(std::io::Error::other("no count"))
+        ));
+    }
 }

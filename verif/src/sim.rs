@@ -48,6 +48,8 @@ pub struct ModelInfo {
     pub params: &'static [(&'static str, &'static str)],
     /// Built with Verilator line and toggle coverage (a `<name>_cov` model).
     pub coverage: bool,
+    /// Threads that evaluate the model (Verilator's `--threads`: 2 for a `<name>_mt` model, else 1).
+    pub threads: usize,
     /// Words of packed inputs.
     pub in_words: usize,
     /// Words of packed outputs.
