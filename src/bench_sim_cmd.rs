@@ -2,7 +2,7 @@
 //! it, and in a bare C++ loop (`dysharp_verif::bench_sim`; docs/perf.md).
 
 use crate::commands::CliError;
-use dysharp_verif::bench_sim::{bench_sim, BenchSimReport};
+use dysharp_verif::bench_sim::{bench_sim, BenchSimReport, BenchSimRun};
 use dysharp_verif::sim::{ModelInfo, MODELS};
 use dysharp_verif::BENCH_TOP;
 
@@ -19,6 +19,11 @@ pub struct BenchSimArgs {
     /// Seed of the stimulus and of the model's random initial state (non-zero).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seed: u64,
+    /// Run the whole measurement this many times and report each speed's median (every
+    /// run's figures are in the JSON's `runs`): a shared or virtual machine's speed drifts
+    /// between runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    repeat: u64,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -52,10 +57,17 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
         Some(_) => {}
     }
     eprintln!(
-        "bench-sim {}: {} cycles through the scoreboard (inline, then on its thread), then twice replayed ...",
-        args.model, args.cycles
+        "bench-sim {}: {} cycles through the scoreboard (inline, then on its thread where a core \
+         is left for it), then twice replayed{} ...",
+        args.model,
+        args.cycles,
+        if args.repeat > 1 {
+            format!("; {} times", args.repeat)
+        } else {
+            String::new()
+        }
     );
-    let r = bench_sim(&args.model, args.cycles, args.seed)
+    let r = bench_sim(&args.model, args.cycles, args.seed, args.repeat as usize)
         .map_err(|e| CliError::Message(format!("bench-sim {}: {e}", args.model)))?;
     if args.json {
         let text = serde_json::to_string_pretty(&r).expect("the report serialises");
@@ -76,24 +88,41 @@ fn print_text(r: &BenchSimReport) {
         r.cycles,
         r.packets_checked
     );
-    if r.check_thread {
+    if r.repeat > 1 {
         outln!(
-            "  Rust bench, scoreboard thread    {:>10.0} cycles/s",
-            r.rust_cycles_per_s
+            "  median of {} runs (the lowest and highest run in brackets)",
+            r.repeat
         );
     }
-    outln!(
-        "  Rust bench, scoreboard inline    {:>10.0} cycles/s",
-        r.rust_inline_cycles_per_s
+    // A speed, with the spread of the runs where there were several.
+    let line = |what: &str, median: f64, of: fn(&BenchSimRun) -> f64| {
+        let spread = if r.runs.len() > 1 {
+            let lo = r.runs.iter().map(of).fold(f64::INFINITY, f64::min);
+            let hi = r.runs.iter().map(of).fold(0.0, f64::max);
+            format!("  [{lo:.0}-{hi:.0}]")
+        } else {
+            String::new()
+        };
+        outln!("  {what:<32} {median:>10.0} cycles/s{spread}");
+    };
+    if r.check_thread {
+        line("Rust bench, scoreboard thread", r.rust_cycles_per_s, |x| {
+            x.rust_cycles_per_s
+        });
+    }
+    line(
+        "Rust bench, scoreboard inline",
+        r.rust_inline_cycles_per_s,
+        |x| x.rust_inline_cycles_per_s,
     );
-    outln!(
-        "  Rust loop, recorded inputs       {:>10.0} cycles/s",
-        r.rust_bare_cycles_per_s
+    line(
+        "Rust loop, recorded inputs",
+        r.rust_bare_cycles_per_s,
+        |x| x.rust_bare_cycles_per_s,
     );
-    outln!(
-        "  C++ loop, recorded inputs        {:>10.0} cycles/s",
-        r.cpp_cycles_per_s
-    );
+    line("C++ loop, recorded inputs", r.cpp_cycles_per_s, |x| {
+        x.cpp_cycles_per_s
+    });
     outln!(
         "  ratio scoreboard / C++ {:.2}, bare Rust / C++ {:.2}",
         r.ratio,

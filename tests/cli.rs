@@ -323,11 +323,22 @@ fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
         "top_p4",
         "--cycles",
         "3000",
+        "--repeat",
+        "3",
         "--json",
     ]);
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["model"], "top_p4");
     assert_eq!(j["cycles"], 3000);
+    // Three repetitions, each with its own speeds; the reported speeds are their medians.
+    assert_eq!(j["repeat"], 3);
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{j}");
+    for k in ["rust_cycles_per_s", "cpp_cycles_per_s"] {
+        let mut v: Vec<f64> = runs.iter().map(|r| r[k].as_f64().unwrap()).collect();
+        v.sort_by(f64::total_cmp);
+        assert_eq!(j[k].as_f64().unwrap(), v[1], "{k}: {j}");
+    }
     assert!(j["packets_checked"].as_u64().unwrap() > 50, "{j}");
     let speed = |k: &str| j[k].as_f64().unwrap();
     for k in [
@@ -348,11 +359,22 @@ fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
         text.contains("C++ loop") && text.contains("ratio"),
         "{text}"
     );
+    let text = ok(&[
+        "bench-sim",
+        "--model",
+        "top_p4",
+        "--cycles",
+        "200",
+        "--repeat",
+        "2",
+    ]);
+    assert!(text.contains("median of 2 runs"), "{text}");
     for (args, needle) in [
         (&["bench-sim", "--model", "top_p9"][..], "top_p9"),
         (&["bench-sim", "--model", "switch_p4"][..], "dysharp_top"),
         (&["bench-sim", "--cycles", "0"][..], "--cycles"),
         (&["bench-sim", "--seed", "0"][..], "--seed"),
+        (&["bench-sim", "--repeat", "0"][..], "--repeat"),
     ] {
         let e = err(args);
         assert!(e.contains(needle), "{args:?}: {e}");

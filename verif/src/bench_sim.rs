@@ -24,14 +24,15 @@ use crate::tb::{Bench, BenchConfig, TbError};
 use serde::Serialize;
 use std::time::Instant;
 
-/// The measured speeds of one model.
+/// The measured speeds of one model: with `repeat` runs, each speed is the median of the runs'
+/// (a VM's speed drifts between runs; `runs` has every one).
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchSimReport {
     /// Model name.
     pub model: String,
     /// Cycles run by the bench after reset (the replays also run the reset cycles).
     pub cycles: u64,
-    /// Packets the scoreboard checked in run 1.
+    /// Packets the scoreboard checked in run 1 (the same in every repetition).
     pub packets_checked: u64,
     /// Run 1: the Rust bench with the full scoreboard (on its own thread if `check_thread`).
     pub rust_cycles_per_s: f64,
@@ -44,7 +45,7 @@ pub struct BenchSimReport {
     pub rust_bare_cycles_per_s: f64,
     /// Run 3: the model's C++ loop over the recorded inputs.
     pub cpp_cycles_per_s: f64,
-    /// `rust_cycles_per_s / cpp_cycles_per_s`.
+    /// `rust_cycles_per_s / cpp_cycles_per_s` (of the medians).
     pub ratio: f64,
     /// `rust_bare_cycles_per_s / cpp_cycles_per_s`: the cost of the FFI and the
     /// per-cycle word copies alone.
@@ -52,14 +53,92 @@ pub struct BenchSimReport {
     /// The machine's 1-minute load average when the measurement started (`None`
     /// where `/proc/loadavg` cannot be read).
     pub load_average: Option<f64>,
+    /// How many times the whole measurement ran (`--repeat`).
+    pub repeat: usize,
+    /// Every repetition's speeds, in the order they ran.
+    pub runs: Vec<BenchSimRun>,
 }
 
-/// Runs the three measurements on `model` (a `dysharp_top` model) for `cycles`
-/// cycles of traffic.
-pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, TbError> {
+/// The speeds of one repetition, in cycles per second.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct BenchSimRun {
+    /// The bench with the full scoreboard (on its own thread if `check_thread`).
+    pub rust_cycles_per_s: f64,
+    /// The bench with the scoreboard inline.
+    pub rust_inline_cycles_per_s: f64,
+    /// The Rust loop over the recorded inputs.
+    pub rust_bare_cycles_per_s: f64,
+    /// The C++ loop over the recorded inputs.
+    pub cpp_cycles_per_s: f64,
+    /// `rust_cycles_per_s / cpp_cycles_per_s` of this repetition.
+    pub ratio: f64,
+}
+
+/// The median of `v` (the mean of the middle two for an even count); `v` is not empty.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Runs the three measurements on `model` (a `dysharp_top` model) for `cycles` cycles of
+/// traffic, `repeat` times (at least once), and reports the median of each speed.
+pub fn bench_sim(
+    model: &str,
+    cycles: u64,
+    seed: u64,
+    repeat: usize,
+) -> Result<BenchSimReport, TbError> {
     let load_average = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok());
+    let mut runs = Vec::new();
+    let mut first: Option<(u64, bool)> = None;
+    for _ in 0..repeat.max(1) {
+        let (run, packets, check_thread) = measure_once(model, cycles, seed)?;
+        match first {
+            None => first = Some((packets, check_thread)),
+            Some((p, _)) if p != packets => {
+                return Err(TbError::Mismatch {
+                    cycle: cycles,
+                    what: format!(
+                        "a repetition checked {packets} packets, the first {p}: the bench is \
+                         not deterministic for its seed"
+                    ),
+                })
+            }
+            Some(_) => {}
+        }
+        runs.push(run);
+    }
+    let (packets_checked, check_thread) = first.expect("at least one run");
+    let of = |f: fn(&BenchSimRun) -> f64| median(runs.iter().map(f).collect());
+    let rust = of(|r| r.rust_cycles_per_s);
+    let bare = of(|r| r.rust_bare_cycles_per_s);
+    let cpp = of(|r| r.cpp_cycles_per_s);
+    Ok(BenchSimReport {
+        model: model.into(),
+        cycles,
+        packets_checked,
+        rust_cycles_per_s: rust,
+        rust_inline_cycles_per_s: of(|r| r.rust_inline_cycles_per_s),
+        check_thread,
+        rust_bare_cycles_per_s: bare,
+        cpp_cycles_per_s: cpp,
+        ratio: rust / cpp,
+        bare_ratio: bare / cpp,
+        load_average,
+        repeat: runs.len(),
+        runs,
+    })
+}
+
+/// One measurement: the speeds, the packets checked and whether the scoreboard had a thread.
+fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64, bool), TbError> {
     let bench = |check_thread: bool| -> Result<(f64, u64, Vec<u32>, Vec<u32>), TbError> {
         let mut cfg = BenchConfig::new(model, seed);
         cfg.record_inputs = !check_thread;
@@ -119,21 +198,15 @@ pub fn bench_sim(model: &str, cycles: u64, seed: u64) -> Result<BenchSimReport, 
 
     let rate = |n: f64, s: f64| n / s.max(1e-9);
     let rust = rate(cycles as f64, rust_s);
-    let bare = rate(recorded, bare_s);
     let cpp = rate(recorded, cpp_s);
-    Ok(BenchSimReport {
-        model: model.into(),
-        cycles,
-        packets_checked,
+    let run = BenchSimRun {
         rust_cycles_per_s: rust,
         rust_inline_cycles_per_s: rate(cycles as f64, inline_s),
-        check_thread,
-        rust_bare_cycles_per_s: bare,
+        rust_bare_cycles_per_s: rate(recorded, bare_s),
         cpp_cycles_per_s: cpp,
         ratio: rust / cpp,
-        bare_ratio: bare / cpp,
-        load_average,
-    })
+    };
+    Ok((run, packets_checked, check_thread))
 }
 
 /// Whether the scoreboard may take a thread of its own beside a model evaluated by `threads`
@@ -163,7 +236,7 @@ fn same_outputs(sim: &Sim, want: &[u32], what: &str) -> Result<(), TbError> {
 
 #[cfg(test)]
 mod tests {
-    use super::scoreboard_thread_fits;
+    use super::{median, scoreboard_thread_fits};
     use std::num::NonZeroUsize;
 
     #[test]
@@ -177,5 +250,12 @@ mod tests {
             1,
             Err(std::io::Error::other("no count"))
         ));
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![3.0]), 3.0);
+        assert_eq!(median(vec![5.0, 1.0, 3.0]), 3.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }
