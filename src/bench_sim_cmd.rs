@@ -58,7 +58,7 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
     }
     eprintln!(
         "bench-sim {}: {} cycles through the scoreboard (inline, then on its thread where a core \
-         is left for it), then twice replayed{} ...",
+         is left for it), once without it, then twice replayed{} ...",
         args.model,
         args.cycles,
         if args.repeat > 1 {
@@ -114,6 +114,11 @@ fn print_text(r: &BenchSimReport) {
         "Rust bench, scoreboard inline",
         r.rust_inline_cycles_per_s,
         |x| x.rust_inline_cycles_per_s,
+    );
+    line(
+        "Rust bench, no scoreboard",
+        r.rust_unchecked_cycles_per_s,
+        |x| x.rust_unchecked_cycles_per_s,
     );
     line(
         "Rust loop, recorded inputs",

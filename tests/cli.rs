@@ -344,6 +344,7 @@ fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
     for k in [
         "rust_cycles_per_s",
         "rust_inline_cycles_per_s",
+        "rust_unchecked_cycles_per_s",
         "rust_bare_cycles_per_s",
         "cpp_cycles_per_s",
     ] {
@@ -356,7 +357,7 @@ fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
     );
     let text = ok(&["bench-sim", "--model", "top_p4", "--cycles", "200"]);
     assert!(
-        text.contains("C++ loop") && text.contains("ratio"),
+        text.contains("C++ loop") && text.contains("no scoreboard") && text.contains("ratio"),
         "{text}"
     );
     let text = ok(&[

@@ -3,7 +3,8 @@
 //! One stimulus, driven three ways on the same model with the same seed:
 //! 1. the top-level bench ([`Bench`]) with the full scoreboard, random legal
 //!    traffic of every op at line rate, recording the model's input words of
-//!    every cycle;
+//!    every cycle; and the same bench without its scoreboard (the events
+//!    dropped, nothing checked: [`BenchConfig::check`]), the bench's own cost;
 //! 2. a Rust loop that feeds the recorded words back, one FFI call per cycle
 //!    and nothing else (the bench's and scoreboard's cost removed);
 //! 3. the model's own C++ loop over the recorded words ([`Sim::replay`]: one
@@ -38,6 +39,9 @@ pub struct BenchSimReport {
     pub rust_cycles_per_s: f64,
     /// Run 1 with the scoreboard inline, between the cycles (one core).
     pub rust_inline_cycles_per_s: f64,
+    /// Run 1 without the scoreboard: the bench alone, nothing checked (its GPU memories' page
+    /// faults on another thread if `check_thread`).
+    pub rust_unchecked_cycles_per_s: f64,
     /// Whether `rust_cycles_per_s` had the scoreboard on a thread of its own (the machine has
     /// a core more than the model's threads).
     pub check_thread: bool,
@@ -66,6 +70,8 @@ pub struct BenchSimRun {
     pub rust_cycles_per_s: f64,
     /// The bench with the scoreboard inline.
     pub rust_inline_cycles_per_s: f64,
+    /// The bench without its scoreboard.
+    pub rust_unchecked_cycles_per_s: f64,
     /// The Rust loop over the recorded inputs.
     pub rust_bare_cycles_per_s: f64,
     /// The C++ loop over the recorded inputs.
@@ -126,6 +132,7 @@ pub fn bench_sim(
         packets_checked,
         rust_cycles_per_s: rust,
         rust_inline_cycles_per_s: of(|r| r.rust_inline_cycles_per_s),
+        rust_unchecked_cycles_per_s: of(|r| r.rust_unchecked_cycles_per_s),
         check_thread,
         rust_bare_cycles_per_s: bare,
         cpp_cycles_per_s: cpp,
@@ -139,9 +146,14 @@ pub fn bench_sim(
 
 /// One measurement: the speeds, the packets checked and whether the scoreboard had a thread.
 fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64, bool), TbError> {
-    let bench = |check_thread: bool| -> Result<(f64, u64, Vec<u32>, Vec<u32>), TbError> {
+    // One bench run: (check, check_thread, record the inputs).
+    let bench = |check: bool,
+                 check_thread: bool,
+                 record: bool|
+     -> Result<(f64, u64, Vec<u32>, Vec<u32>), TbError> {
         let mut cfg = BenchConfig::new(model, seed);
-        cfg.record_inputs = !check_thread;
+        cfg.record_inputs = record;
+        cfg.check = check;
         cfg.check_thread = check_thread;
         let mut b = Bench::new(cfg)?;
         let mut st = Stimulus::new(b.golden_cfg(), seed);
@@ -161,12 +173,12 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
         let (words, want) = b.take_recording();
         Ok((secs, packets, words, want))
     };
-    let (inline_s, packets_checked, words, want) = bench(false)?;
+    let (inline_s, packets_checked, words, want) = bench(true, false, true)?;
     // (run 1 above has opened the model: it exists)
     let threads = ModelInfo::find(model).map_or(1, |m| m.threads.max(1));
     let check_thread = scoreboard_thread_fits(threads, std::thread::available_parallelism());
     let rust_s = if check_thread {
-        let (s, packets, _, _) = bench(true)?;
+        let (s, packets, _, _) = bench(true, true, false)?;
         if packets != packets_checked {
             return Err(TbError::Mismatch {
                 cycle: cycles,
@@ -179,6 +191,7 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
     } else {
         inline_s
     };
+    let (unchecked_s, _, _, _) = bench(false, check_thread, false)?;
 
     let mut sim = Sim::new(model, seed)?;
     let per = sim.info().in_words.max(1);
@@ -202,6 +215,7 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
     let run = BenchSimRun {
         rust_cycles_per_s: rust,
         rust_inline_cycles_per_s: rate(cycles as f64, inline_s),
+        rust_unchecked_cycles_per_s: rate(cycles as f64, unchecked_s),
         rust_bare_cycles_per_s: rate(recorded, bare_s),
         cpp_cycles_per_s: cpp,
         ratio: rust / cpp,

@@ -528,6 +528,8 @@ pub struct Scoreboard(Mode);
 enum Mode {
     Inline(Box<Checker>),
     Thread(Worker),
+    /// Events dropped, nothing checked: the checker stays as it was made.
+    Off(Box<Checker>),
 }
 
 /// The checker, once every event sent has been applied.
@@ -568,6 +570,13 @@ impl Scoreboard {
         Scoreboard(Mode::Thread(Worker::spawn(chk)))
     }
 
+    /// Events observed and dropped: nothing is checked (`dysharp bench-sim` measures the bench
+    /// without its scoreboard this way). The checker answers as it was made: no packet
+    /// checked, nothing expected.
+    pub fn off(chk: Checker) -> Self {
+        Scoreboard(Mode::Off(Box::new(chk)))
+    }
+
     /// Whether the checker runs on its own thread.
     pub fn is_threaded(&self) -> bool {
         matches!(self.0, Mode::Thread(_))
@@ -578,6 +587,10 @@ impl Scoreboard {
     pub fn push(&mut self, cycle: u64, ev: Event) -> Result<(), TbError> {
         match &mut self.0 {
             Mode::Inline(c) => c.apply(cycle, ev),
+            Mode::Off(_) => {
+                drop(ev);
+                Ok(())
+            }
             Mode::Thread(w) => {
                 w.batch.push((cycle, ev));
                 if w.batch.len() >= BATCH {
@@ -594,7 +607,7 @@ impl Scoreboard {
     /// The checker after every event so far has been applied, or the first mismatch found.
     pub fn checker(&mut self) -> Result<CheckerRef<'_>, TbError> {
         match &mut self.0 {
-            Mode::Inline(c) => Ok(CheckerRef::Inline(c)),
+            Mode::Inline(c) | Mode::Off(c) => Ok(CheckerRef::Inline(c)),
             Mode::Thread(w) => {
                 w.sync();
                 if let Some(e) = w.take_error() {
@@ -609,7 +622,7 @@ impl Scoreboard {
     /// statistics and reports).
     pub fn checker_anyway(&mut self) -> CheckerRef<'_> {
         match &mut self.0 {
-            Mode::Inline(c) => CheckerRef::Inline(c),
+            Mode::Inline(c) | Mode::Off(c) => CheckerRef::Inline(c),
             Mode::Thread(w) => {
                 w.sync();
                 CheckerRef::Locked(lock(&w.shared))
@@ -668,6 +681,20 @@ mod tests {
         t.push(8, Event::SmResponse { q: 1, frame: stray })
             .expect("queued");
         assert_eq!(t.checker_anyway().packets_checked, 0);
+    }
+
+    /// Switched off, the scoreboard drops what it is given: a stray response is no mismatch and
+    /// nothing is counted.
+    #[test]
+    fn switched_off_it_checks_nothing() {
+        let mut off = Scoreboard::off(checker());
+        assert!(!off.is_threaded());
+        let stray = Packet::new(Opcode::RspRead).encode();
+        off.push(7, Event::SmResponse { q: 1, frame: stray })
+            .expect("dropped, not checked");
+        let c = off.checker().expect("no mismatch");
+        assert_eq!((c.packets_checked, c.frames_in), (0, 0));
+        assert!(c.drained());
     }
 
     /// A legal unicast write through the golden switch: both modes expect the same request at

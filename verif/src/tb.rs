@@ -89,6 +89,10 @@ pub struct BenchConfig {
     /// Record the model's input words of every cycle from reset on
     /// ([`Bench::take_recording`], for `dysharp bench-sim`).
     pub record_inputs: bool,
+    /// Check what the bench observes (the default). `false`: the events are dropped and
+    /// nothing is checked ([`Scoreboard::off`]; `dysharp bench-sim` measures the bench's own
+    /// cost so); `check_thread` then only moves the GPU memories' page faults.
+    pub check: bool,
     /// Run the scoreboard on a thread of its own ([`Scoreboard::threaded`]: the same checks,
     /// beside the simulation instead of between its cycles; the bench then uses two cores),
     /// and fault in the GPU memories' pages on another ([`ReserveFeed`]).
@@ -110,6 +114,7 @@ impl BenchConfig {
             vcd: None,
             write_regions: None,
             record_inputs: false,
+            check: true,
             check_thread: false,
         }
     }
@@ -383,7 +388,9 @@ impl Bench {
             sim.open_vcd(v)?;
         }
         let chk = Checker::new(golden, cfg.write_regions.clone());
-        let sb = if cfg.check_thread {
+        let sb = if !cfg.check {
+            Scoreboard::off(chk)
+        } else if cfg.check_thread {
             Scoreboard::threaded(chk)
         } else {
             Scoreboard::inline(chk)
