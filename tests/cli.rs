@@ -311,12 +311,12 @@ fn regress_plans_shards_and_rejects_bad_flags() {
     }
 }
 
-/// `bench-sim` on the smallest model: the three speeds are measured (positive,
-/// and the ratios are theirs), the replays end where the bench did (checked
-/// inside: an error otherwise), and bad flags fail cleanly.
+/// `bench-sim` on the smallest model: every speed is measured (positive, the ratio is
+/// theirs, with `--repeat` the medians of the runs), every run and replay ends where the
+/// inline bench did (checked inside: an error otherwise), and bad flags fail cleanly.
 #[cfg(feature = "rtl")]
 #[test]
-fn bench_sim_reports_three_speeds_and_rejects_bad_flags() {
+fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
     let out = ok(&[
         "bench-sim",
         "--model",

@@ -13,11 +13,12 @@
 //! Replays 2 and 3 must end with the outputs of run 1 (the model is
 //! deterministic for a seed), which checks that the recording is complete.
 //!
-//! Run 1 is made twice: with the scoreboard inline (between the cycles, one core), and, where
-//! the machine has a core more than the model's threads (two cores for a single-threaded
-//! model, three for a `_mt` one), with the scoreboard on a thread of its own
-//! ([`BenchConfig::check_thread`], as `dysharp replay --engine rtl` runs it); both must check
-//! the same packets. The first figure is the threaded one where it ran.
+//! The bench runs with the scoreboard inline (between the cycles, one core), where the machine
+//! has a core more than the model's threads (two cores for a single-threaded model, three for a
+//! `_mt` one) with the scoreboard on a thread of its own ([`BenchConfig::check_thread`], as
+//! `dysharp replay --engine rtl` runs it), and without the scoreboard. The checked runs must
+//! check the same packets, and every run must end with the same outputs (the scoreboard does
+//! not steer the bench). The first figure is the threaded one where it ran.
 
 use crate::sim::{ModelInfo, Sim};
 use crate::stimulus::Stimulus;
@@ -174,11 +175,17 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
         Ok((secs, packets, words, want))
     };
     let (inline_s, packets_checked, words, want) = bench(true, false, true)?;
-    // (run 1 above has opened the model: it exists)
+    // The model exists: the run above opened it.
     let threads = ModelInfo::find(model).map_or(1, |m| m.threads.max(1));
     let check_thread = scoreboard_thread_fits(threads, std::thread::available_parallelism());
     let rust_s = if check_thread {
-        let (s, packets, _, _) = bench(true, true, false)?;
+        let (s, packets, _, out) = bench(true, true, false)?;
+        same_end(
+            &out,
+            &want,
+            cycles,
+            "the bench with the scoreboard on its thread",
+        )?;
         if packets != packets_checked {
             return Err(TbError::Mismatch {
                 cycle: cycles,
@@ -191,7 +198,8 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
     } else {
         inline_s
     };
-    let (unchecked_s, _, _, _) = bench(false, check_thread, false)?;
+    let (unchecked_s, _, _, out) = bench(false, check_thread, false)?;
+    same_end(&out, &want, cycles, "the bench without its scoreboard")?;
 
     let mut sim = Sim::new(model, seed)?;
     let per = sim.info().in_words.max(1);
@@ -230,20 +238,25 @@ fn scoreboard_thread_fits(threads: usize, cores: std::io::Result<std::num::NonZe
 }
 
 fn same_outputs(sim: &Sim, want: &[u32], what: &str) -> Result<(), TbError> {
-    if sim.outputs() == want {
+    same_end(
+        sim.outputs(),
+        want,
+        sim.cycles(),
+        &format!("{what} of the recorded inputs"),
+    )
+}
+
+/// Fails unless a run ended with the inline bench run's outputs `want`.
+fn same_end(got: &[u32], want: &[u32], cycle: u64, what: &str) -> Result<(), TbError> {
+    if got == want {
         return Ok(());
     }
-    let first = sim
-        .outputs()
-        .iter()
-        .zip(want)
-        .position(|(a, b)| a != b)
-        .unwrap_or(0);
+    let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
     Err(TbError::Mismatch {
-        cycle: sim.cycles(),
+        cycle,
         what: format!(
-            "{what} of the recorded inputs ends with other outputs than the bench run \
-             (first differing output word {first}): the model is not deterministic for its seed"
+            "{what} ends with other outputs than the inline bench run (first differing output \
+             word {first}): the model or the bench is not deterministic for its seed"
         ),
     })
 }

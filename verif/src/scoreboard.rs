@@ -587,10 +587,7 @@ impl Scoreboard {
     pub fn push(&mut self, cycle: u64, ev: Event) -> Result<(), TbError> {
         match &mut self.0 {
             Mode::Inline(c) => c.apply(cycle, ev),
-            Mode::Off(_) => {
-                drop(ev);
-                Ok(())
-            }
+            Mode::Off(_) => Ok(()),
             Mode::Thread(w) => {
                 w.batch.push((cycle, ev));
                 if w.batch.len() >= BATCH {

@@ -91,7 +91,9 @@ pub struct BenchConfig {
     pub record_inputs: bool,
     /// Check what the bench observes (the default). `false`: the events are dropped and
     /// nothing is checked ([`Scoreboard::off`]; `dysharp bench-sim` measures the bench's own
-    /// cost so); `check_thread` then only moves the GPU memories' page faults.
+    /// cost so); `check_thread` then only moves the GPU memories' page faults. Only for
+    /// measuring: [`Bench::run`] and the counter checks compare the RTL with a golden model
+    /// that has seen nothing.
     pub check: bool,
     /// Run the scoreboard on a thread of its own ([`Scoreboard::threaded`]: the same checks,
     /// beside the simulation instead of between its cycles; the bench then uses two cores),
