@@ -110,13 +110,13 @@ impl Stimulus {
 
     /// A payload of `len` flits of `dtype` values.
     pub fn payload(&mut self, len: u8, dtype: DType) -> Vec<u8> {
-        let n = 16 * len as usize / dtype.bytes();
-        (0..n)
-            .flat_map(|_| {
-                let v = self.value(dtype);
-                v.to_le_bytes()[..dtype.bytes()].to_vec()
-            })
-            .collect()
+        let bytes = dtype.bytes();
+        let mut out = Vec::with_capacity(16 * len as usize);
+        for _ in 0..16 * len as usize / bytes {
+            let v = self.value(dtype);
+            out.extend_from_slice(&v.to_le_bytes()[..bytes]);
+        }
+        out
     }
 
     fn maddr(&self, aidx: u32, chunk: u64) -> u64 {

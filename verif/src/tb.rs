@@ -582,8 +582,8 @@ impl Bench {
         let now = self.sim.cycles();
         let p = &self.p;
         // The ready values this bench drives (inputs of the model) this cycle.
-        let mut sm_ready = vec![false; self.n];
-        let mut mem_ready = vec![false; self.n];
+        let mut sm_ready = smallvec::SmallVec::<[bool; 64]>::from_elem(false, self.n);
+        let mut mem_ready = smallvec::SmallVec::<[bool; 64]>::from_elem(false, self.n);
         for (q, g) in self.gpus.iter_mut().enumerate() {
             if !g.offering && !g.source.is_empty() && self.rng.gen_bool(self.cfg.inject_rate) {
                 g.offering = true;
@@ -645,11 +645,11 @@ impl Bench {
                                 s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
                             )
                         })
-                        .collect::<Vec<_>>(),
+                        .collect::<smallvec::SmallVec<[(u128, u16); 4]>>(),
                     lines,
                 )
             } else {
-                (false, 0, Vec::new(), 0)
+                (false, 0, smallvec::SmallVec::new(), 0)
             };
             let mrsp_fire = s.bit(p.mrsp_ready, q)
                 && self.gpus[q].reads.front().is_some_and(|(t, _)| *t <= now);
