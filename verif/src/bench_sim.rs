@@ -8,10 +8,13 @@
 //! 2. a Rust loop that feeds the recorded words back, one FFI call per cycle
 //!    and nothing else (the bench's and scoreboard's cost removed);
 //! 3. the model's own C++ loop over the recorded words ([`Sim::replay`]: one
-//!    call for the whole run), the floor for this model on this machine.
+//!    call per part of the run), the floor for this model on this machine.
 //!
 //! Replays 2 and 3 must end with the outputs of run 1 (the model is
 //! deterministic for a seed), which checks that the recording is complete.
+//!
+//! The ways take turns, a part of the cycles each ([`measure_once`]), so that a machine whose
+//! speed drifts weighs on all of them alike and their ratios are stable where the speeds are not.
 //!
 //! The bench runs with the scoreboard inline (between the cycles, one core), where the machine
 //! has a core more than the model's threads (two cores for a single-threaded model, three for a
@@ -23,7 +26,9 @@
 use crate::sim::{ModelInfo, Sim};
 use crate::stimulus::Stimulus;
 use crate::tb::{Bench, BenchConfig, TbError};
+use dysharp_sim::packet::Flit;
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// The measured speeds of one model: with `repeat` runs, each speed is the median of the runs'
@@ -145,41 +150,155 @@ pub fn bench_sim(
     })
 }
 
-/// One measurement: the speeds, the packets checked and whether the scoreboard had a thread.
-fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64, bool), TbError> {
-    // One bench run: (check, check_thread, record the inputs).
-    let bench = |check: bool,
-                 check_thread: bool,
-                 record: bool|
-     -> Result<(f64, u64, Vec<u32>, Vec<u32>), TbError> {
+/// Packets drawn and encoded ahead of use, [`AHEAD`] at a time, and handed out one by one in the
+/// order drawn: the bench queues the same frames in the same cycles as drawing each when it is
+/// needed, but the generator's code and state are brought into the caches once per batch rather
+/// than in nearly every cycle, between the model's evaluations (docs/perf.md).
+struct StimulusAhead {
+    st: Stimulus,
+    ahead: VecDeque<(usize, Vec<Flit>)>,
+}
+
+/// Packets per batch of [`StimulusAhead`].
+const AHEAD: usize = 256;
+
+impl StimulusAhead {
+    fn new(st: Stimulus) -> Self {
+        StimulusAhead {
+            st,
+            ahead: VecDeque::with_capacity(AHEAD),
+        }
+    }
+
+    /// The next packet of the stream: (source port, encoded frame).
+    fn next(&mut self) -> (usize, Vec<Flit>) {
+        if self.ahead.is_empty() {
+            let st = &mut self.st;
+            self.ahead.extend((0..AHEAD).map(|_| {
+                let (p, pkt) = st.any_legal();
+                (p, pkt.encode())
+            }));
+        }
+        self.ahead.pop_front().expect("a batch was just drawn")
+    }
+}
+
+/// Parts each measurement is cut into: the runs take turns part by part (see [`measure_once`]).
+const PARTS: u64 = 64;
+
+/// One way of driving the model with the bench, timed over the parts it ran.
+struct BenchRun {
+    bench: Bench,
+    stimulus: StimulusAhead,
+    /// Frames kept queued at the sources (all ports together).
+    keep_queued: usize,
+    secs: f64,
+}
+
+impl BenchRun {
+    /// A bench out of reset (not timed): `check`, `check_thread` and `record` as in
+    /// [`BenchConfig`].
+    fn new(
+        model: &str,
+        seed: u64,
+        check: bool,
+        check_thread: bool,
+        record: bool,
+    ) -> Result<Self, TbError> {
         let mut cfg = BenchConfig::new(model, seed);
         cfg.record_inputs = record;
         cfg.check = check;
         cfg.check_thread = check_thread;
-        let mut b = Bench::new(cfg)?;
-        let mut st = Stimulus::new(b.golden_cfg(), seed);
-        let keep_queued = 4 * b.ports();
-        let start = b.cycles();
+        let bench = Bench::new(cfg)?;
+        let stimulus = StimulusAhead::new(Stimulus::new(bench.golden_cfg(), seed));
+        let keep_queued = 4 * bench.ports();
+        Ok(BenchRun {
+            bench,
+            stimulus,
+            keep_queued,
+            secs: 0.0,
+        })
+    }
+
+    /// `n` more cycles of traffic, timed; with `last`, the scoreboard's thread also catches up
+    /// within the measured time.
+    fn run(&mut self, n: u64, last: bool) -> Result<(), TbError> {
         let t = Instant::now();
-        while b.cycles() - start < cycles {
-            while b.queued() < keep_queued {
-                let (p, pkt) = st.any_legal();
-                b.push(p, &pkt);
+        let end = self.bench.cycles() + n;
+        while self.bench.cycles() < end {
+            while self.bench.queued() < self.keep_queued {
+                let (p, frame) = self.stimulus.next();
+                self.bench.push_frame(p, frame);
             }
-            b.step()?;
+            self.bench.step()?;
         }
-        // the scoreboard's thread catches up within the measured time
-        let packets = b.stats().packets_checked;
-        let secs = t.elapsed().as_secs_f64();
-        let (words, want) = b.take_recording();
-        Ok((secs, packets, words, want))
-    };
-    let (inline_s, packets_checked, words, want) = bench(true, false, true)?;
-    // The model exists: the run above opened it.
+        if last {
+            self.bench.stats();
+        }
+        self.secs += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Packets the scoreboard checked (0 without it), and the model's outputs now.
+    fn end(mut self) -> (u64, Vec<u32>) {
+        let packets = self.bench.stats().packets_checked;
+        (packets, self.bench.take_recording().1)
+    }
+}
+
+/// One measurement: the speeds, the packets checked and whether the scoreboard had a thread.
+///
+/// Every way is set up (and out of reset) before any is timed, and then they take turns: each
+/// runs a part ([`PARTS`] parts in all) of its cycles before the next one does, the two replays
+/// replaying the part the inline bench just recorded. The speeds are each way's cycles over its
+/// own time, and since the ways share the machine's slow and fast periods alike (this VM's speed
+/// drifts by up to 2x within seconds), their ratios hold where the speeds themselves move.
+fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64, bool), TbError> {
+    let mut inline = BenchRun::new(model, seed, true, false, true)?;
+    // The model exists: the bench above opened it.
     let threads = ModelInfo::find(model).map_or(1, |m| m.threads.max(1));
     let check_thread = scoreboard_thread_fits(threads, std::thread::available_parallelism());
-    let rust_s = if check_thread {
-        let (s, packets, _, out) = bench(true, true, false)?;
+    let mut threaded = if check_thread {
+        Some(BenchRun::new(model, seed, true, true, false)?)
+    } else {
+        None
+    };
+    let mut unchecked = BenchRun::new(model, seed, false, check_thread, false)?;
+    let mut bare = Sim::new(model, seed)?;
+    let mut cpp = Sim::new(model, seed)?;
+    let per = bare.info().in_words.max(1);
+    let (mut recorded, mut bare_s, mut cpp_s) = (0u64, 0.0, 0.0);
+    let part = cycles.div_ceil(PARTS).max(1);
+    let mut done = 0;
+    while done < cycles {
+        let n = part.min(cycles - done);
+        done += n;
+        let last = done == cycles;
+        inline.run(n, last)?;
+        if let Some(t) = &mut threaded {
+            t.run(n, last)?;
+        }
+        unchecked.run(n, last)?;
+        // The inline bench's input words of this part (the first part's begin with the reset).
+        let words = inline.bench.drain_recording();
+        recorded += (words.len() / per) as u64;
+        let t = Instant::now();
+        for rec in words.chunks_exact(per) {
+            bare.cycle_with(rec)?;
+        }
+        bare_s += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        cpp.replay(&words)?;
+        cpp_s += t.elapsed().as_secs_f64();
+    }
+    let (inline_s, threaded_s, unchecked_s) = (
+        inline.secs,
+        threaded.as_ref().map(|t| t.secs),
+        unchecked.secs,
+    );
+    let (packets_checked, want) = inline.end();
+    if let Some(t) = threaded {
+        let (packets, out) = t.end();
         same_end(
             &out,
             &want,
@@ -194,37 +313,20 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
                 ),
             });
         }
-        s
-    } else {
-        inline_s
-    };
-    let (unchecked_s, _, _, out) = bench(false, check_thread, false)?;
-    same_end(&out, &want, cycles, "the bench without its scoreboard")?;
-
-    let mut sim = Sim::new(model, seed)?;
-    let per = sim.info().in_words.max(1);
-    let recorded = (words.len() / per) as f64;
-    let t = Instant::now();
-    for rec in words.chunks_exact(per) {
-        sim.cycle_with(rec)?;
     }
-    let bare_s = t.elapsed().as_secs_f64();
-    same_outputs(&sim, &want, "the Rust replay")?;
-
-    let mut sim = Sim::new(model, seed)?;
-    let t = Instant::now();
-    sim.replay(&words)?;
-    let cpp_s = t.elapsed().as_secs_f64();
-    same_outputs(&sim, &want, "the C++ replay")?;
+    let (_, out) = unchecked.end();
+    same_end(&out, &want, cycles, "the bench without its scoreboard")?;
+    same_outputs(&bare, &want, "the Rust replay")?;
+    same_outputs(&cpp, &want, "the C++ replay")?;
 
     let rate = |n: f64, s: f64| n / s.max(1e-9);
-    let rust = rate(cycles as f64, rust_s);
-    let cpp = rate(recorded, cpp_s);
+    let rust = rate(cycles as f64, threaded_s.unwrap_or(inline_s));
+    let cpp = rate(recorded as f64, cpp_s);
     let run = BenchSimRun {
         rust_cycles_per_s: rust,
         rust_inline_cycles_per_s: rate(cycles as f64, inline_s),
         rust_unchecked_cycles_per_s: rate(cycles as f64, unchecked_s),
-        rust_bare_cycles_per_s: rate(recorded, bare_s),
+        rust_bare_cycles_per_s: rate(recorded as f64, bare_s),
         cpp_cycles_per_s: cpp,
         ratio: rust / cpp,
     };

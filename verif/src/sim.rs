@@ -351,6 +351,15 @@ impl Sim {
         self.recording.take().unwrap_or_default()
     }
 
+    /// The input words recorded since recording started or since the last call (recording
+    /// goes on); empty if not recording.
+    pub fn drain_recording(&mut self) -> Vec<u32> {
+        self.recording
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Runs one cycle with `inputs` as the packed input words (a record of
     /// [`Sim::take_recording`]); the current inputs become `inputs`.
     pub fn cycle_with(&mut self, inputs: &[u32]) -> Result<(), SimError> {

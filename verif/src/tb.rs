@@ -444,6 +444,12 @@ impl Bench {
         (self.sim.take_recording(), self.sim.outputs().to_vec())
     }
 
+    /// The model's input words recorded since the bench started or since the last call, if
+    /// `record_inputs` was set (recording goes on).
+    pub fn drain_recording(&mut self) -> Vec<u32> {
+        self.sim.drain_recording()
+    }
+
     /// Holds reset for `cycles` cycles, then releases it.
     pub fn reset(&mut self, cycles: u64) -> Result<(), TbError> {
         self.sim.set(self.p.rst, 0);
