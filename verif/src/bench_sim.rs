@@ -26,9 +26,10 @@
 use crate::sim::{ModelInfo, Sim};
 use crate::stimulus::Stimulus;
 use crate::tb::{Bench, BenchConfig, TbError};
+use dysharp_sim::config::Config;
 use dysharp_sim::packet::Flit;
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::sync::mpsc;
 use std::time::Instant;
 
 /// The measured speeds of one model: with `repeat` runs, each speed is the median of the runs'
@@ -151,35 +152,85 @@ pub fn bench_sim(
 }
 
 /// Packets drawn and encoded ahead of use, [`AHEAD`] at a time, and handed out one by one in the
-/// order drawn: the bench queues the same frames in the same cycles as drawing each when it is
-/// needed, but the generator's code and state are brought into the caches once per batch rather
-/// than in nearly every cycle, between the model's evaluations (docs/perf.md).
-struct StimulusAhead {
-    st: Stimulus,
-    ahead: VecDeque<(usize, Vec<Flit>)>,
+/// order drawn, so the bench queues the same frames in the same cycles as it would drawing each
+/// when needed. Where the bench has a second core (the scoreboard's thread), the batches are drawn
+/// on a thread of their own, two ahead, and the generator's work leaves the simulating thread;
+/// otherwise they are drawn on it, a batch at a time (its code and state then come into the
+/// caches once per batch rather than in nearly every cycle, between the model's evaluations).
+enum StimulusAhead {
+    /// Drawn on the simulating thread.
+    Inline {
+        st: Stimulus,
+        ahead: std::vec::IntoIter<(usize, Vec<Flit>)>,
+    },
+    /// Drawn on a thread of its own (it ends when the receiver is dropped).
+    Thread {
+        batches: mpsc::Receiver<Vec<(usize, Vec<Flit>)>>,
+        ahead: std::vec::IntoIter<(usize, Vec<Flit>)>,
+    },
 }
 
 /// Packets per batch of [`StimulusAhead`].
 const AHEAD: usize = 256;
 
+/// The next [`AHEAD`] packets of `st`: (source port, encoded frame).
+fn draw_batch(st: &mut Stimulus) -> Vec<(usize, Vec<Flit>)> {
+    (0..AHEAD)
+        .map(|_| {
+            let (p, pkt) = st.any_legal();
+            (p, pkt.encode())
+        })
+        .collect()
+}
+
 impl StimulusAhead {
-    fn new(st: Stimulus) -> Self {
-        StimulusAhead {
-            st,
-            ahead: VecDeque::with_capacity(AHEAD),
+    /// The packets of a [`Stimulus`] of `cfg` and `seed`, drawn on a thread of their own if
+    /// `thread` (and on this one if that thread cannot start).
+    fn new(cfg: &Config, seed: u64, thread: bool) -> Self {
+        if thread {
+            let (tx, rx) = mpsc::sync_channel(2);
+            let c = cfg.clone();
+            let started = std::thread::Builder::new()
+                .name("stimulus".into())
+                .spawn(move || {
+                    let mut st = Stimulus::new(&c, seed);
+                    while tx.send(draw_batch(&mut st)).is_ok() {}
+                });
+            if started.is_ok() {
+                return StimulusAhead::Thread {
+                    batches: rx,
+                    ahead: Vec::new().into_iter(),
+                };
+            }
+        }
+        StimulusAhead::Inline {
+            st: Stimulus::new(cfg, seed),
+            ahead: Vec::new().into_iter(),
         }
     }
 
     /// The next packet of the stream: (source port, encoded frame).
     fn next(&mut self) -> (usize, Vec<Flit>) {
-        if self.ahead.is_empty() {
-            let st = &mut self.st;
-            self.ahead.extend((0..AHEAD).map(|_| {
-                let (p, pkt) = st.any_legal();
-                (p, pkt.encode())
-            }));
+        loop {
+            let (ahead, refill) = match self {
+                StimulusAhead::Inline { st, ahead } => {
+                    if let Some(x) = ahead.next() {
+                        return x;
+                    }
+                    (ahead, draw_batch(st))
+                }
+                StimulusAhead::Thread { batches, ahead } => {
+                    if let Some(x) = ahead.next() {
+                        return x;
+                    }
+                    let b = batches
+                        .recv()
+                        .expect("the stimulus thread draws until dropped");
+                    (ahead, b)
+                }
+            };
+            *ahead = refill.into_iter();
         }
-        self.ahead.pop_front().expect("a batch was just drawn")
     }
 }
 
@@ -210,7 +261,7 @@ impl BenchRun {
         cfg.check = check;
         cfg.check_thread = check_thread;
         let bench = Bench::new(cfg)?;
-        let stimulus = StimulusAhead::new(Stimulus::new(bench.golden_cfg(), seed));
+        let stimulus = StimulusAhead::new(bench.golden_cfg(), seed, check_thread);
         let keep_queued = 4 * bench.ports();
         Ok(BenchRun {
             bench,

@@ -16,7 +16,6 @@ use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
 use dysharp_sim::memory::SparseMemory;
 use dysharp_sim::packet::{decode, Flit, Origin, Packet};
-use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,9 +55,67 @@ pub enum Event {
     },
 }
 
-/// The lines of one memory beat (`MemLines` ≤ 4 at every registry configuration: no heap
-/// allocation per beat, which the bench makes several of per cycle).
-pub type BeatLines = SmallVec<[MemAccess; 4]>;
+/// Lines one [`Event::Mem`] carries at most (`MemLines` ≤ 4 at every registry configuration; a
+/// longer beat is sent as several events, its lines in order).
+pub const BEAT_LINES: usize = 4;
+
+/// Up to [`BEAT_LINES`] consecutive 16-byte lines of one memory beat, as the bench saw them. Plain
+/// arrays rather than a [`MemAccess`] per line: the bench hands several beats per cycle over to
+/// the checker (on its thread: through memory the other core reads), at 96 bytes a beat instead
+/// of 208.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BeatLines {
+    /// Address of the first line.
+    pub addr: u64,
+    /// Each line's write data (zero for a read).
+    pub data: [u128; BEAT_LINES],
+    /// Each line's byte strobes (zero for a read).
+    pub strobe: [u16; BEAT_LINES],
+    /// Lines held, 0..=[`BEAT_LINES`].
+    pub len: u8,
+    /// Writes, else reads.
+    pub write: bool,
+}
+
+impl BeatLines {
+    /// No lines yet of a beat at `addr`.
+    pub fn new(addr: u64, write: bool) -> Self {
+        BeatLines {
+            addr,
+            write,
+            ..Default::default()
+        }
+    }
+
+    /// Whether [`BEAT_LINES`] lines are held.
+    pub fn is_full(&self) -> bool {
+        self.len as usize == BEAT_LINES
+    }
+
+    /// Adds the next line (its data and strobes are ignored for a read); the beat is not full.
+    pub fn push(&mut self, data: u128, strobe: u16) {
+        let i = self.len as usize;
+        self.data[i] = data;
+        self.strobe[i] = strobe;
+        self.len += 1;
+    }
+
+    /// The line accesses, in address order.
+    pub fn accesses(&self) -> impl Iterator<Item = MemAccess> + '_ {
+        (0..self.len as usize).map(move |i| {
+            let addr = self.addr + 16 * i as u64;
+            if self.write {
+                MemAccess::Write {
+                    addr,
+                    data: self.data[i],
+                    strobe: self.strobe[i],
+                }
+            } else {
+                MemAccess::Read { addr }
+            }
+        })
+    }
+}
 
 /// What the golden model expects at one port.
 #[derive(Default)]
@@ -157,7 +214,7 @@ impl Checker {
             Event::HubRequest { q, frame } => self.hub_request(q, &frame),
             Event::SmResponse { q, frame } => self.sm_response(q, &frame),
             Event::Mem { q, lines } => {
-                self.ports[q].mem_seen.extend(lines);
+                self.ports[q].mem_seen.extend(lines.accesses());
                 self.check_mem(q)
             }
         }
