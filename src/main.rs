@@ -17,6 +17,15 @@ mod regress_cmd;
 mod study_cmd;
 
 use clap::{Parser, Subcommand};
+
+/// With the RTL engine, mimalloc instead of the system allocator: the benches hand frames over
+/// between threads (the stimulus thread allocates them, the scoreboard's thread frees them), which
+/// glibc's allocator serves through locked arenas (`dysharp bench-sim`, docs/perf.md). It needs a
+/// C compiler, as the RTL engine does, so the golden-only build keeps the system allocator.
+#[cfg(feature = "rtl")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
