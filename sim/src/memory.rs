@@ -1,11 +1,14 @@
 //! Sparse byte-addressable GPU memory of a hub, in 64 KiB pages.
 //!
 //! Pages are carved, in allocation order, out of chunks that double in size up
-//! to 32 MiB. Chunks of 2 MiB and more are anonymous memory maps, which the
-//! kernel hands out zeroed and lazily (a page of the map costs nothing until it
-//! is touched, and nothing is zero-filled twice, as a heap allocation's
-//! `memset` would). Smaller chunks, and any chunk whose map fails, are zeroed
-//! heap allocations. Either way a fresh page reads as zero.
+//! to 32 MiB. Chunks are anonymous memory maps, which the kernel hands out
+//! zeroed and lazily (a page of the map costs nothing until it is touched, and
+//! nothing is zero-filled twice, as a heap allocation's `memset` would), whatever
+//! the process's allocator does with fresh memory (an allocator that asks for
+//! transparent huge pages zero-fills 2 MiB at the first touch, where the benches
+//! touch a few lines of each 16 KiB slot: `dysharp bench-sim`, docs/perf.md). A
+//! chunk whose map fails is a zeroed heap allocation. Either way a fresh page
+//! reads as zero.
 //!
 //! Transparent huge pages were tried for the large chunks and rejected: on the
 //! development machine (a VM) their first-touch cost varied from 5x cheaper to
@@ -20,8 +23,8 @@ const PAGE_BITS: u32 = 16;
 const PAGE: usize = 1 << PAGE_BITS;
 /// Largest chunk, in pages (32 MiB).
 const CHUNK_MAX_PAGES: usize = 512;
-/// Chunks of at least this many pages (2 MiB) are memory maps.
-const CHUNK_MAP_PAGES: usize = 32;
+/// Chunks of at least this many pages are memory maps (all of them).
+const CHUNK_MAP_PAGES: usize = 1;
 
 /// The backing store of a run of pages.
 enum Chunk {
