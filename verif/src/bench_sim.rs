@@ -160,7 +160,7 @@ pub fn bench_sim(
 enum StimulusAhead {
     /// Drawn on the simulating thread.
     Inline {
-        st: Stimulus,
+        st: Box<Stimulus>,
         ahead: std::vec::IntoIter<(usize, Vec<Flit>)>,
     },
     /// Drawn on a thread of its own (it ends when the receiver is dropped).
@@ -204,28 +204,29 @@ impl StimulusAhead {
             }
         }
         StimulusAhead::Inline {
-            st: Stimulus::new(cfg, seed),
+            st: Box::new(Stimulus::new(cfg, seed)),
             ahead: Vec::new().into_iter(),
         }
     }
 
-    /// The next packet of the stream: (source port, encoded frame).
-    fn next(&mut self) -> (usize, Vec<Flit>) {
+    /// The next packet of the stream: (source port, encoded frame). Fails only if the stimulus
+    /// thread has stopped (it draws until this is dropped).
+    fn next(&mut self) -> Result<(usize, Vec<Flit>), TbError> {
         loop {
             let (ahead, refill) = match self {
                 StimulusAhead::Inline { st, ahead } => {
                     if let Some(x) = ahead.next() {
-                        return x;
+                        return Ok(x);
                     }
                     (ahead, draw_batch(st))
                 }
                 StimulusAhead::Thread { batches, ahead } => {
                     if let Some(x) = ahead.next() {
-                        return x;
+                        return Ok(x);
                     }
-                    let b = batches
-                        .recv()
-                        .expect("the stimulus thread draws until dropped");
+                    let b = batches.recv().map_err(|_| {
+                        TbError::Config("the stimulus thread stopped drawing packets".into())
+                    })?;
                     (ahead, b)
                 }
             };
@@ -278,7 +279,7 @@ impl BenchRun {
         let end = self.bench.cycles() + n;
         while self.bench.cycles() < end {
             while self.bench.queued() < self.keep_queued {
-                let (p, frame) = self.stimulus.next();
+                let (p, frame) = self.stimulus.next()?;
                 self.bench.push_frame(p, frame);
             }
             self.bench.step()?;
