@@ -57,8 +57,9 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
         Some(_) => {}
     }
     eprintln!(
-        "bench-sim {}: {} cycles through the scoreboard (inline, then on its thread where a core \
-         is left for it), once without it, then twice replayed{} ...",
+        "bench-sim {}: {} cycles each way, the ways taking turns (the bench with its scoreboard \
+         inline and on its thread where a core is left for it, without it, and two replays of its \
+         inputs){} ...",
         args.model,
         args.cycles,
         if args.repeat > 1 {
