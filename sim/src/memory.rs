@@ -1,7 +1,14 @@
-//! Sparse byte-addressable GPU memory of a hub, in 64 KiB pages.
+//! Sparse byte-addressable GPU memory of a hub, in 1 KiB pages.
 //!
-//! Pages are carved, in allocation order, out of chunks that double in size up
-//! to 32 MiB. Chunks are anonymous memory maps, which the kernel hands out
+//! Pages are carved, in allocation order, out of chunks that double in size from
+//! 64 KiB up to 32 MiB, so pages written one after the other lie side by side
+//! whatever their addresses. The benches store each new token in a slot of its
+//! own (16 KiB apart) and write its first few lines: with 1 KiB pages, four such
+//! tokens share one 4 KiB page of the system, zero-filled once, where a page of
+//! 64 KiB (or 4 KiB) cost a system page, its page fault and its zero-fill per
+//! token (`dysharp bench-sim`: a third of the memory, and the zero-filling on the
+//! scoreboard's and the memory feeder's cores had slowed the simulating one;
+//! docs/perf.md). Dense data (a replay's rows) fills whole chunks either way. Chunks are anonymous memory maps, which the kernel hands out
 //! zeroed and lazily (a page of the map costs nothing until it is touched, and
 //! nothing is zero-filled twice, as a heap allocation's `memset` would), whatever
 //! the process's allocator does with fresh memory (an allocator that asks for
@@ -19,10 +26,12 @@ use memmap2::{Advice, MmapMut};
 use std::collections::VecDeque;
 use std::fmt;
 
-const PAGE_BITS: u32 = 16;
+const PAGE_BITS: u32 = 10;
 const PAGE: usize = 1 << PAGE_BITS;
+/// Smallest chunk, in pages (64 KiB).
+const CHUNK_MIN_PAGES: usize = (64 << 10) / PAGE;
 /// Largest chunk, in pages (32 MiB).
-const CHUNK_MAX_PAGES: usize = 512;
+const CHUNK_MAX_PAGES: usize = (32 << 20) / PAGE;
 /// Chunks of at least this many pages are memory maps (all of them).
 const CHUNK_MAP_PAGES: usize = 1;
 
@@ -76,7 +85,7 @@ impl fmt::Debug for Reserve {
 }
 
 impl Reserve {
-    /// At least `bytes` (whole 64 KiB pages, at least one) of zeroed memory,
+    /// At least `bytes` (whole pages, at least one) of zeroed memory,
     /// faulted in now where the system allows it.
     pub fn new(bytes: usize) -> Reserve {
         let pages = bytes.div_ceil(PAGE).max(1);
@@ -156,7 +165,7 @@ impl SparseMemory {
         if self.last_used == cap {
             let chunk = match self.spare.pop_front() {
                 Some(c) => c,
-                None => Chunk::new((2 * cap).clamp(1, CHUNK_MAX_PAGES)),
+                None => Chunk::new((2 * cap).clamp(CHUNK_MIN_PAGES, CHUNK_MAX_PAGES)),
             };
             self.chunks.push(chunk);
             self.last_used = 0;
@@ -297,13 +306,14 @@ mod tests {
     #[test]
     fn many_chunks_and_clone() {
         let mut m = SparseMemory::new();
-        let pages = 3 * CHUNK_MAP_PAGES + 7;
+        let pages = 4 * CHUNK_MIN_PAGES + 7;
         for i in 0..pages as u64 {
             // Descending, spread-out page numbers: allocation order != address order.
             let addr = ((pages as u64 - i) * 977) << PAGE_BITS | 0x30;
             m.write(addr, &i.to_le_bytes());
         }
         assert_eq!(m.resident_bytes(), pages * PAGE);
+        assert!(m.chunks.len() >= 3, "pages from several chunks");
         assert!(m.chunks.iter().any(|c| matches!(c, Chunk::Map(_))));
         let c = m.clone();
         m.write(977 << PAGE_BITS, &[1]);
@@ -327,21 +337,27 @@ mod tests {
     #[test]
     fn reserves_are_used_in_order() {
         let mut m = SparseMemory::new();
-        m.write(0, &[1]);
+        // The first chunk, filled.
+        let base = CHUNK_MIN_PAGES as u64;
+        for p in 0..base {
+            m.write(p << PAGE_BITS, &[1]);
+        }
         assert_eq!(m.free_bytes(), 0);
         m.add_reserve(Reserve::new(2 * PAGE));
         m.add_reserve(Reserve::new(1));
         assert_eq!(m.free_bytes(), 3 * PAGE);
-        for p in 1..4u64 {
+        for p in base..base + 3 {
             m.write(p << PAGE_BITS | 8, &[p as u8]);
         }
         assert_eq!(m.free_bytes(), 0);
         assert_eq!(m.chunks.len(), 3);
         assert_eq!(m.chunks[1].bytes().len(), 2 * PAGE);
         let mut b = [0xFFu8; 16];
-        m.read(3 << PAGE_BITS, &mut b);
-        assert_eq!(b, [0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]);
-        m.write(4 << PAGE_BITS, &[4]);
-        assert_eq!(m.resident_bytes(), 5 * PAGE);
+        m.read((base + 2) << PAGE_BITS, &mut b);
+        let mut want = [0u8; 16];
+        want[8] = (base + 2) as u8;
+        assert_eq!(b, want);
+        m.write((base + 3) << PAGE_BITS, &[4]);
+        assert_eq!(m.resident_bytes(), (CHUNK_MIN_PAGES + 4) * PAGE);
     }
 }
