@@ -6,16 +6,17 @@
 //! own (16 KiB apart) and write its first few lines: with 1 KiB pages, four such
 //! tokens share one 4 KiB page of the system, zero-filled once, where a page of
 //! 64 KiB (or 4 KiB) cost a system page, its page fault and its zero-fill per
-//! token (`dysharp bench-sim`: a third of the memory, and the zero-filling on the
-//! scoreboard's and the memory feeder's cores had slowed the simulating one;
-//! docs/perf.md). Dense data (a replay's rows) fills whole chunks either way. Chunks are anonymous memory maps, which the kernel hands out
-//! zeroed and lazily (a page of the map costs nothing until it is touched, and
-//! nothing is zero-filled twice, as a heap allocation's `memset` would), whatever
-//! the process's allocator does with fresh memory (an allocator that asks for
-//! transparent huge pages zero-fills 2 MiB at the first touch, where the benches
-//! touch a few lines of each 16 KiB slot: `dysharp bench-sim`, docs/perf.md). A
-//! chunk whose map fails is a zeroed heap allocation. Either way a fresh page
-//! reads as zero.
+//! token (`dysharp bench-sim --model top_p8`: peak memory 698 -> 202 MB, and the
+//! zero-filling on the scoreboard's and the memory feeder's core had slowed the
+//! simulating one; docs/perf.md). Dense data (a replay's rows) fills whole
+//! chunks either way.
+//!
+//! Chunks are anonymous memory maps, which the kernel hands out zeroed and
+//! lazily (a page of the map costs nothing until it is touched, and nothing is
+//! zero-filled twice, as a heap allocation's `memset` would), whatever the
+//! process's allocator does with fresh memory (an allocator that asks for
+//! transparent huge pages zero-fills 2 MiB at the first touch). A chunk whose
+//! map fails is a zeroed heap allocation. Either way a fresh page reads as zero.
 //!
 //! Transparent huge pages were tried for the large chunks and rejected: on the
 //! development machine (a VM) their first-touch cost varied from 5x cheaper to
@@ -32,8 +33,6 @@ const PAGE: usize = 1 << PAGE_BITS;
 const CHUNK_MIN_PAGES: usize = (64 << 10) / PAGE;
 /// Largest chunk, in pages (32 MiB).
 const CHUNK_MAX_PAGES: usize = (32 << 20) / PAGE;
-/// Chunks of at least this many pages are memory maps (all of them).
-const CHUNK_MAP_PAGES: usize = 1;
 
 /// The backing store of a run of pages.
 enum Chunk {
@@ -44,15 +43,17 @@ enum Chunk {
 }
 
 impl Chunk {
-    /// A zeroed chunk of `pages` pages.
+    /// A zeroed chunk of `pages` pages: a memory map, or on the heap if the map fails.
     fn new(pages: usize) -> Chunk {
-        let bytes = pages * PAGE;
-        if pages >= CHUNK_MAP_PAGES {
-            if let Ok(m) = MmapMut::map_anon(bytes) {
-                return Chunk::Map(m);
-            }
+        match MmapMut::map_anon(pages * PAGE) {
+            Ok(m) => Chunk::Map(m),
+            Err(_) => Chunk::heap(pages),
         }
-        Chunk::Heap(vec![0u8; bytes].into_boxed_slice())
+    }
+
+    /// A zeroed chunk of `pages` pages on the heap.
+    fn heap(pages: usize) -> Chunk {
+        Chunk::Heap(vec![0u8; pages * PAGE].into_boxed_slice())
     }
 
     fn bytes(&self) -> &[u8] {
@@ -95,7 +96,7 @@ impl Reserve {
                 let _ = m.advise(Advice::PopulateWrite);
                 Reserve(Chunk::Map(m))
             }
-            Err(_) => Reserve(Chunk::Heap(vec![0u8; pages * PAGE].into_boxed_slice())),
+            Err(_) => Reserve(Chunk::heap(pages)),
         }
     }
 
@@ -314,7 +315,7 @@ mod tests {
         }
         assert_eq!(m.resident_bytes(), pages * PAGE);
         assert!(m.chunks.len() >= 3, "pages from several chunks");
-        assert!(m.chunks.iter().any(|c| matches!(c, Chunk::Map(_))));
+        assert!(m.chunks.iter().all(|c| matches!(c, Chunk::Map(_))));
         let c = m.clone();
         m.write(977 << PAGE_BITS, &[1]);
         for i in 0..pages as u64 {
@@ -359,5 +360,25 @@ mod tests {
         assert_eq!(b, want);
         m.write((base + 3) << PAGE_BITS, &[4]);
         assert_eq!(m.resident_bytes(), (CHUNK_MIN_PAGES + 4) * PAGE);
+    }
+
+    /// Pages from a chunk on the heap (where a memory map fails) read zero until written and
+    /// keep what is written, beside pages from maps.
+    #[test]
+    fn heap_chunks_serve_pages_too() {
+        let mut m = SparseMemory::new();
+        m.add_reserve(Reserve(Chunk::heap(2)));
+        m.write(0x30, &[7; 4]);
+        m.write(5 << PAGE_BITS, &[9]);
+        assert!(matches!(m.chunks[0], Chunk::Heap(_)));
+        let mut b = [0xFFu8; 0x38];
+        m.read(0, &mut b);
+        assert_eq!(b[..0x30], [0; 0x30]);
+        assert_eq!(b[0x30..0x34], [7; 4]);
+        assert_eq!(b[0x34..], [0; 4]);
+        m.write(9 << PAGE_BITS, &[1]);
+        assert_eq!(m.chunks.len(), 2, "a third page takes a new chunk");
+        assert!(matches!(m.chunks[1], Chunk::Map(_)));
+        assert_eq!(m.read_u32(5 << PAGE_BITS), 9);
     }
 }
