@@ -16,6 +16,7 @@ use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
 use dysharp_sim::memory::SparseMemory;
 use dysharp_sim::packet::{decode, Flit, Origin, Packet};
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,17 +88,25 @@ impl BeatLines {
         }
     }
 
-    /// Whether [`BEAT_LINES`] lines are held.
-    pub fn is_full(&self) -> bool {
-        self.len as usize == BEAT_LINES
-    }
-
-    /// Adds the next line (its data and strobes are ignored for a read); the beat is not full.
-    pub fn push(&mut self, data: u128, strobe: u16) {
-        let i = self.len as usize;
-        self.data[i] = data;
-        self.strobe[i] = strobe;
-        self.len += 1;
+    /// A beat of consecutive lines from `addr`, each `(data, strobes)` (both zero for a read),
+    /// as the events that carry it: [`BEAT_LINES`] lines an event, in order.
+    pub fn split(
+        addr: u64,
+        write: bool,
+        lines: impl IntoIterator<Item = (u128, u16)>,
+    ) -> SmallVec<[BeatLines; 1]> {
+        let mut out = SmallVec::<[BeatLines; 1]>::new();
+        for (i, (data, strobe)) in lines.into_iter().enumerate() {
+            let k = i % BEAT_LINES;
+            if k == 0 {
+                out.push(BeatLines::new(addr + 16 * i as u64, write));
+            }
+            let b = out.last_mut().expect("a beat was started");
+            b.data[k] = data;
+            b.strobe[k] = strobe;
+            b.len += 1;
+        }
+        out
     }
 
     /// The line accesses, in address order.
@@ -735,6 +744,33 @@ mod tests {
         t.push(8, Event::SmResponse { q: 1, frame: stray })
             .expect("queued");
         assert_eq!(t.checker_anyway().packets_checked, 0);
+    }
+
+    /// A beat of six lines is two events, of four lines and of two, whose accesses are the
+    /// six in address order with their data and strobes; a read's are reads.
+    #[test]
+    fn a_long_beat_splits_into_events_in_order() {
+        let lines = (0..6u128).map(|i| (0x100 + i, 0xF0 | i as u16));
+        let beats = BeatLines::split(0x1000, true, lines);
+        assert_eq!(beats.iter().map(|b| b.len).collect::<Vec<_>>(), vec![4, 2]);
+        let got: Vec<MemAccess> = beats.iter().flat_map(|b| b.accesses()).collect();
+        let want: Vec<MemAccess> = (0..6u64)
+            .map(|i| MemAccess::Write {
+                addr: 0x1000 + 16 * i,
+                data: 0x100 + i as u128,
+                strobe: 0xF0 | i as u16,
+            })
+            .collect();
+        assert_eq!(got, want);
+        let reads = BeatLines::split(0x40, false, [(0, 0); 3]);
+        let got: Vec<MemAccess> = reads.iter().flat_map(|b| b.accesses()).collect();
+        assert_eq!(
+            got,
+            [0x40, 0x50, 0x60]
+                .map(|addr| MemAccess::Read { addr })
+                .to_vec()
+        );
+        assert!(BeatLines::split(0, true, []).is_empty());
     }
 
     /// Switched off, the scoreboard drops what it is given: a stray response is no mismatch and

@@ -10,7 +10,7 @@
 //! `verif/harness/dysharp_top_tb.sv`), so allocation order and TLB state are
 //! comparable access by access.
 
-use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard, BEAT_LINES};
+use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard};
 use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
 use dysharp_sim::fabric::Fabric;
@@ -735,26 +735,14 @@ impl Bench {
                     )));
                 }
                 let g = &mut self.gpus[q];
-                // The golden model logs 16-byte lines: a beat is checked line by line, sent to
-                // the scoreboard BEAT_LINES lines an event.
-                let mut seen = BeatLines::new(addr, we);
-                let mut sent = smallvec::SmallVec::<[BeatLines; 1]>::new();
-                let mut see = |data: u128, strobe: u16| {
-                    if seen.is_full() {
-                        let next = BeatLines::new(seen.addr + 16 * BEAT_LINES as u64, seen.write);
-                        sent.push(std::mem::replace(&mut seen, next));
-                    }
-                    seen.push(data, strobe);
-                };
                 if we {
                     self.last_effect = now;
                     if let Some(f) = &self.feed {
                         f.top_up(&mut g.mem);
                     }
-                    for (i, (wdata, wstrb)) in wlines.into_iter().enumerate() {
+                    for (i, &(wdata, wstrb)) in wlines.iter().enumerate() {
                         let a = addr + 16 * i as u64;
                         g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
-                        see(wdata, wstrb);
                     }
                 } else {
                     let mut data = smallvec::SmallVec::<[u128; 4]>::new();
@@ -763,7 +751,6 @@ impl Bench {
                         let mut line = [0u8; 16];
                         g.mem.read(a, &mut line);
                         data.push(u128::from_le_bytes(line));
-                        see(0, 0);
                     }
                     let (lo, hi) = self.cfg.mem_latency;
                     let lat = if hi > lo {
@@ -775,10 +762,16 @@ impl Bench {
                     let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
                     g.reads.push_back((t, data));
                 }
-                for lines in sent {
-                    self.sb.push(now, Event::Mem { q, lines })?;
+                // The golden model logs 16-byte lines: a beat is checked line by line (a read's
+                // lines carry no data).
+                let seen = if we {
+                    wlines
+                } else {
+                    smallvec::smallvec![(0, 0); lines]
+                };
+                for beat in BeatLines::split(addr, we, seen) {
+                    self.sb.push(now, Event::Mem { q, lines: beat })?;
                 }
-                self.sb.push(now, Event::Mem { q, lines: seen })?;
             }
         }
         Ok(())
