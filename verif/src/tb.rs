@@ -17,6 +17,7 @@ use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
 use dysharp_sim::memory::{Reserve, SparseMemory};
 use dysharp_sim::packet::{ErrorCode, Flit, Packet};
+use rand::distributions::Bernoulli;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -346,6 +347,73 @@ pub struct Bench {
     trace: bool,
     /// Memory for the GPU memories made on another thread (with `check_thread`).
     feed: Option<ReserveFeed>,
+    /// The configuration's rates as distributions, made once.
+    rates: Rates,
+}
+
+/// [`BenchConfig`]'s rates as distributions (a draw of one is `gen_bool` of its rate).
+struct Rates {
+    inject: Bernoulli,
+    sm_ready: Bernoulli,
+    mem_ready: Bernoulli,
+}
+
+impl Rates {
+    fn new(cfg: &BenchConfig) -> Result<Self, TbError> {
+        let of = |name: &str, p: f64| {
+            Bernoulli::new(p)
+                .map_err(|_| TbError::Config(format!("{name} {p} is not a probability in [0, 1]")))
+        };
+        Ok(Rates {
+            inject: of("inject_rate", cfg.inject_rate)?,
+            sm_ready: of("sm_ready_rate", cfg.sm_ready_rate)?,
+            mem_ready: of("mem_ready_rate", cfg.mem_ready_rate)?,
+        })
+    }
+}
+
+/// What the bench drove in a cycle, one bit per port.
+#[derive(Default)]
+struct Drive {
+    /// The port's source offers a flit (`valid` up).
+    offering: u64,
+    /// The SM takes a response flit.
+    sm_ready: u64,
+    /// The GPU memory takes a request.
+    mem_ready: u64,
+    /// A read response beat is offered.
+    mrsp_valid: u64,
+}
+
+/// What moved in a cycle, one bit per port.
+struct Moved {
+    /// A request flit was taken from the SM.
+    req: u64,
+    /// A response flit reached the SM.
+    rsp: u64,
+    /// A request flit reached the hub (the monitor tap).
+    mon: u64,
+    /// The GPU memory took a request.
+    mem: u64,
+    /// The hub took a read response beat.
+    mrsp: u64,
+}
+
+/// Ports a bench drives: the handshakes of a cycle are words of one bit per port ([`Drive`]).
+const MAX_PORTS: usize = 64;
+
+/// Prints a port's flit transfers of a cycle (`DYSHARP_TRACE`).
+#[cold]
+fn trace_port(now: u64, q: usize, req: bool, rsp: Option<(Flit, bool)>, mon: Option<(Flit, bool)>) {
+    if req {
+        eprintln!("[{now}] sm{q} -> switch flit");
+    }
+    if let Some((f, last)) = rsp {
+        eprintln!("[{now}] switch -> sm{q} {f:032x} last={last}");
+    }
+    if let Some((f, last)) = mon {
+        eprintln!("[{now}] switch -> hub{q} {f:032x} last={last}");
+    }
 }
 
 /// The golden configuration matching a built model and a bench configuration.
@@ -388,6 +456,12 @@ impl Bench {
         let mut golden = Fabric::new(&gcfg).map_err(|e| TbError::Config(e.to_string()))?;
         golden.enable_logs();
         let n = gcfg.num_ports;
+        if n > MAX_PORTS {
+            return Err(TbError::Config(format!(
+                "the model has {n} ports, the bench drives at most {MAX_PORTS}"
+            )));
+        }
+        let rates = Rates::new(&cfg)?;
         let mem_lines = sim.param_or("MemLines", 4);
         let lines_w = (usize::BITS - mem_lines.leading_zeros()) as usize;
         if let Some(v) = &cfg.vcd {
@@ -420,6 +494,7 @@ impl Bench {
             } else {
                 None
             },
+            rates,
             cfg,
         };
         b.program();
@@ -588,38 +663,77 @@ impl Bench {
     }
 
     /// Runs one cycle of the bench.
+    ///
+    /// The one-bit handshakes of all ports are driven and read as words, one bit per port, and
+    /// only the ports where something moved are visited after the edge (in ascending order, as
+    /// the events reach the scoreboard): most ports are idle in most cycles. The random draws are
+    /// the same, in the same order, as one port at a time.
     pub fn step(&mut self) -> Result<(), TbError> {
         let now = self.sim.cycles();
+        let drive = self.drive(now);
+        self.sim.cycle()?;
+        self.stats.cycles += 1;
+        let (s, p, n) = (&self.sim, &self.p, self.n);
+        let word = |port: Port| s.get_bits(port, 0, n) as u64;
+        let moved = Moved {
+            req: word(p.req_ready) & drive.offering,
+            rsp: word(p.rsp_valid) & drive.sm_ready,
+            mon: word(p.mon_valid),
+            mem: word(p.mem_valid) & drive.mem_ready,
+            mrsp: word(p.mrsp_ready) & drive.mrsp_valid,
+        };
+        let mut ports = moved.req | moved.rsp | moved.mon | moved.mem | moved.mrsp;
+        while ports != 0 {
+            let q = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
+            self.port_moved(now, q, &moved)?;
+        }
+        Ok(())
+    }
+
+    /// Drives the model's inputs for the cycle starting at `now`: each port's request flit (if
+    /// it offers one), ready signals, and read response beat (if one is due).
+    fn drive(&mut self, now: u64) -> Drive {
         let p = &self.p;
-        // The ready values this bench drives (inputs of the model) this cycle.
-        let mut sm_ready = smallvec::SmallVec::<[bool; 64]>::from_elem(false, self.n);
-        let mut mem_ready = smallvec::SmallVec::<[bool; 64]>::from_elem(false, self.n);
+        let mut d = Drive::default();
+        let (mut valid, mut last) = (0u64, 0u64);
         for (q, g) in self.gpus.iter_mut().enumerate() {
-            if !g.offering && !g.source.is_empty() && self.rng.gen_bool(self.cfg.inject_rate) {
+            let bit = 1u64 << q;
+            if !g.offering && !g.source.is_empty() && self.rng.sample(self.rates.inject) {
                 g.offering = true;
             }
-            let (valid, data, last) = match (g.offering, g.source.front()) {
-                (true, Some(f)) => (1, f[g.next], (g.next + 1 == f.len()) as u128),
-                _ => (0, 0, 0),
+            let data = match (g.offering, g.source.front()) {
+                (true, Some(f)) => {
+                    valid |= bit;
+                    if g.next + 1 == f.len() {
+                        last |= bit;
+                    }
+                    f[g.next]
+                }
+                _ => 0,
             };
-            self.sim.set_bits(p.req_valid, q, 1, valid);
+            if g.offering {
+                d.offering |= bit;
+            }
             // The wide data inputs are driven only when they change from zero or to it: the
             // same input words every cycle, fewer writes (a port is idle in most cycles).
             if data != 0 || !g.req_data_zero {
                 self.sim.set_bits(p.req_data, 128 * q, 128, data);
                 g.req_data_zero = data == 0;
             }
-            self.sim.set_bits(p.req_last, q, 1, last);
-            sm_ready[q] = self.rng.gen_bool(self.cfg.sm_ready_rate);
-            self.sim.set_bits(p.rsp_ready, q, 1, sm_ready[q] as u128);
-            mem_ready[q] = self.rng.gen_bool(self.cfg.mem_ready_rate);
-            self.sim.set_bits(p.mem_ready, q, 1, mem_ready[q] as u128);
+            if self.rng.sample(self.rates.sm_ready) {
+                d.sm_ready |= bit;
+            }
+            if self.rng.sample(self.rates.mem_ready) {
+                d.mem_ready |= bit;
+            }
             let beat = match g.reads.front() {
-                Some((t, d)) if *t <= now => Some(d),
+                Some((t, lines)) if *t <= now => Some(lines),
                 _ => None,
             };
-            self.sim
-                .set_bits(p.mrsp_valid, q, 1, beat.is_some() as u128);
+            if beat.is_some() {
+                d.mrsp_valid |= bit;
+            }
             if beat.is_some() || !g.rdata_zero {
                 for i in 0..self.mem_lines {
                     let line = beat.and_then(|d| d.get(i)).copied().unwrap_or(0);
@@ -629,149 +743,148 @@ impl Bench {
                 g.rdata_zero = beat.is_none();
             }
         }
-        self.sim.cycle()?;
-        self.stats.cycles += 1;
-        for q in 0..self.n {
-            let p = &self.p;
-            let s = &self.sim;
-            // Requests accepted from the SM.
-            let req_fire = s.bit(p.req_ready, q) && self.gpus[q].offering;
-            let rsp_fire = s.bit(p.rsp_valid, q) && sm_ready[q];
-            let mon = s.bit(p.mon_valid, q);
-            // Flits are read only when they move (most cycles most ports are idle).
-            let flit = |on: bool, data: Port, last: Port| {
-                if on {
-                    (s.get_bits(data, 128 * q, 128), s.bit(last, q))
-                } else {
-                    (0, false)
-                }
-            };
-            let rsp_flit = flit(rsp_fire, p.rsp_data, p.rsp_last);
-            let mon_flit = flit(mon, p.mon_data, p.mon_last);
-            let mem_fire = s.bit(p.mem_valid, q) && mem_ready[q];
-            // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
-            let w = self.mem_lines;
-            let mem_req = if mem_fire {
-                let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
-                (
-                    s.bit(p.mem_we, q),
-                    s.get_bits(p.mem_addr, 48 * q, 48) as u64,
-                    (0..lines.min(w))
-                        .map(|i| {
-                            (
-                                s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
-                                s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
-                            )
-                        })
-                        .collect::<smallvec::SmallVec<[(u128, u16); 4]>>(),
-                    lines,
-                )
+        let n = self.n;
+        self.sim.set_bits(p.req_valid, 0, n, valid as u128);
+        self.sim.set_bits(p.req_last, 0, n, last as u128);
+        self.sim.set_bits(p.rsp_ready, 0, n, d.sm_ready as u128);
+        self.sim.set_bits(p.mem_ready, 0, n, d.mem_ready as u128);
+        self.sim.set_bits(p.mrsp_valid, 0, n, d.mrsp_valid as u128);
+        d
+    }
+
+    /// Acts on what moved at port `q` in the cycle that started at `now`: a request flit taken,
+    /// a response flit or a hub request flit delivered, a memory request or read beat taken.
+    fn port_moved(&mut self, now: u64, q: usize, moved: &Moved) -> Result<(), TbError> {
+        let on = |m: u64| m >> q & 1 == 1;
+        let (req_fire, rsp_fire, mon, mem_fire, mrsp_fire) = (
+            on(moved.req),
+            on(moved.rsp),
+            on(moved.mon),
+            on(moved.mem),
+            on(moved.mrsp),
+        );
+        let p = &self.p;
+        let s = &self.sim;
+        // Flits are read only when they move.
+        let flit = |on: bool, data: Port, last: Port| {
+            if on {
+                (s.get_bits(data, 128 * q, 128), s.bit(last, q))
             } else {
-                (false, 0, smallvec::SmallVec::new(), 0)
-            };
-            let mrsp_fire = s.bit(p.mrsp_ready, q)
-                && self.gpus[q].reads.front().is_some_and(|(t, _)| *t <= now);
-            if req_fire {
-                if self.gpus[q].next == 0 {
-                    self.first_accept = now;
-                }
-                let g = &mut self.gpus[q];
-                g.offering = false;
-                g.next += 1;
-                if g.next == g.source.front().map_or(0, |f| f.len()) {
-                    g.next = 0;
-                    let frame = g.source.pop_front().expect("frame");
-                    self.sb.push(now, Event::FrameIn { port: q, frame })?;
-                }
+                (0, false)
             }
-            if rsp_fire {
-                self.last_effect = now;
-                self.gpus[q].rsp.push(rsp_flit.0);
-                if rsp_flit.1 {
-                    let frame =
-                        std::mem::replace(&mut self.gpus[q].rsp, Vec::with_capacity(FRAME_CAP));
-                    self.sb.push(now, Event::SmResponse { q, frame })?;
-                }
+        };
+        let rsp_flit = flit(rsp_fire, p.rsp_data, p.rsp_last);
+        let mon_flit = flit(mon, p.mon_data, p.mon_last);
+        // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
+        let w = self.mem_lines;
+        let mem_req = if mem_fire {
+            let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
+            (
+                s.bit(p.mem_we, q),
+                s.get_bits(p.mem_addr, 48 * q, 48) as u64,
+                (0..lines.min(w))
+                    .map(|i| {
+                        (
+                            s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
+                            s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
+                        )
+                    })
+                    .collect::<smallvec::SmallVec<[(u128, u16); 4]>>(),
+                lines,
+            )
+        } else {
+            (false, 0, smallvec::SmallVec::new(), 0)
+        };
+        if req_fire {
+            if self.gpus[q].next == 0 {
+                self.first_accept = now;
             }
-            if mon {
-                self.gpus[q].mon.push(mon_flit.0);
-                if mon_flit.1 {
-                    let frame =
-                        std::mem::replace(&mut self.gpus[q].mon, Vec::with_capacity(FRAME_CAP));
-                    self.sb.push(now, Event::HubRequest { q, frame })?;
-                }
+            let g = &mut self.gpus[q];
+            g.offering = false;
+            g.next += 1;
+            if g.next == g.source.front().map_or(0, |f| f.len()) {
+                g.next = 0;
+                let frame = g.source.pop_front().expect("frame");
+                self.sb.push(now, Event::FrameIn { port: q, frame })?;
             }
-            if self.trace {
-                if req_fire {
-                    eprintln!("[{now}] sm{q} -> switch flit");
-                }
-                if rsp_fire {
-                    eprintln!(
-                        "[{now}] switch -> sm{q} {:032x} last={}",
-                        rsp_flit.0, rsp_flit.1
-                    );
-                }
-                if mon {
-                    eprintln!(
-                        "[{now}] switch -> hub{q} {:032x} last={}",
-                        mon_flit.0, mon_flit.1
-                    );
-                }
-                if mem_fire {
-                    eprintln!("[{now}] hub{q} mem {:x?}", mem_req);
-                }
-                if mrsp_fire {
-                    eprintln!("[{now}] mem -> hub{q} read data");
-                }
+        }
+        if rsp_fire {
+            self.last_effect = now;
+            self.gpus[q].rsp.push(rsp_flit.0);
+            if rsp_flit.1 {
+                let frame = std::mem::replace(&mut self.gpus[q].rsp, Vec::with_capacity(FRAME_CAP));
+                self.sb.push(now, Event::SmResponse { q, frame })?;
+            }
+        }
+        if mon {
+            self.gpus[q].mon.push(mon_flit.0);
+            if mon_flit.1 {
+                let frame = std::mem::replace(&mut self.gpus[q].mon, Vec::with_capacity(FRAME_CAP));
+                self.sb.push(now, Event::HubRequest { q, frame })?;
+            }
+        }
+        if self.trace {
+            trace_port(
+                now,
+                q,
+                req_fire,
+                rsp_fire.then_some(rsp_flit),
+                mon.then_some(mon_flit),
+            );
+            if mem_fire {
+                eprintln!("[{now}] hub{q} mem {:x?}", mem_req);
             }
             if mrsp_fire {
-                self.gpus[q].reads.pop_front();
+                eprintln!("[{now}] mem -> hub{q} read data");
             }
-            if mem_fire {
-                let (we, addr, wlines, lines) = mem_req;
-                if lines == 0 || lines > w {
-                    return Err(self.mismatch(format!(
-                        "hub {q} memory request of {lines} lines (MemLines = {w})"
-                    )));
+        }
+        if mrsp_fire {
+            self.gpus[q].reads.pop_front();
+        }
+        if mem_fire {
+            let (we, addr, wlines, lines) = mem_req;
+            if lines == 0 || lines > w {
+                return Err(self.mismatch(format!(
+                    "hub {q} memory request of {lines} lines (MemLines = {w})"
+                )));
+            }
+            let g = &mut self.gpus[q];
+            if we {
+                self.last_effect = now;
+                if let Some(f) = &self.feed {
+                    f.top_up(&mut g.mem);
                 }
-                let g = &mut self.gpus[q];
-                if we {
-                    self.last_effect = now;
-                    if let Some(f) = &self.feed {
-                        f.top_up(&mut g.mem);
-                    }
-                    for (i, &(wdata, wstrb)) in wlines.iter().enumerate() {
-                        let a = addr + 16 * i as u64;
-                        g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
-                    }
+                for (i, &(wdata, wstrb)) in wlines.iter().enumerate() {
+                    let a = addr + 16 * i as u64;
+                    g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
+                }
+            } else {
+                let mut data = smallvec::SmallVec::<[u128; 4]>::new();
+                for i in 0..lines {
+                    let a = addr + 16 * i as u64;
+                    let mut line = [0u8; 16];
+                    g.mem.read(a, &mut line);
+                    data.push(u128::from_le_bytes(line));
+                }
+                let (lo, hi) = self.cfg.mem_latency;
+                let lat = if hi > lo {
+                    self.rng.gen_range(lo..=hi)
                 } else {
-                    let mut data = smallvec::SmallVec::<[u128; 4]>::new();
-                    for i in 0..lines {
-                        let a = addr + 16 * i as u64;
-                        let mut line = [0u8; 16];
-                        g.mem.read(a, &mut line);
-                        data.push(u128::from_le_bytes(line));
-                    }
-                    let (lo, hi) = self.cfg.mem_latency;
-                    let lat = if hi > lo {
-                        self.rng.gen_range(lo..=hi)
-                    } else {
-                        lo
-                    }
-                    .max(1);
-                    let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
-                    g.reads.push_back((t, data));
+                    lo
                 }
-                // The golden model logs 16-byte lines: a beat is checked line by line (a read's
-                // lines carry no data).
-                let seen = if we {
-                    wlines
-                } else {
-                    smallvec::smallvec![(0, 0); lines]
-                };
-                for beat in BeatLines::split(addr, we, seen) {
-                    self.sb.push(now, Event::Mem { q, lines: beat })?;
-                }
+                .max(1);
+                let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
+                g.reads.push_back((t, data));
+            }
+            // The golden model logs 16-byte lines: a beat is checked line by line (a read's
+            // lines carry no data).
+            let seen = if we {
+                wlines
+            } else {
+                smallvec::smallvec![(0, 0); lines]
+            };
+            for beat in BeatLines::split(addr, we, seen) {
+                self.sb.push(now, Event::Mem { q, lines: beat })?;
             }
         }
         Ok(())

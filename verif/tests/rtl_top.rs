@@ -267,3 +267,29 @@ fn every_port_sustains_line_rate() {
         );
     }
 }
+
+/// A rate that is not a probability is refused when the bench is made, naming the rate (it
+/// used to panic in the first cycle that drew it).
+#[test]
+fn a_rate_out_of_range_is_a_config_error() {
+    for (field, set) in [
+        (
+            "inject_rate",
+            (|c, v| c.inject_rate = v) as fn(&mut BenchConfig, f64),
+        ),
+        ("sm_ready_rate", |c, v| c.sm_ready_rate = v),
+        ("mem_ready_rate", |c, v| c.mem_ready_rate = v),
+    ] {
+        for bad in [1.5, -0.1, f64::NAN] {
+            let mut cfg = config("top_p4", 0x99);
+            set(&mut cfg, bad);
+            match Bench::new(cfg) {
+                Err(TbError::Config(msg)) => {
+                    assert!(msg.contains(field), "{field} = {bad}: {msg}")
+                }
+                Err(e) => panic!("{field} = {bad}: another error: {e}"),
+                Ok(_) => panic!("{field} = {bad} was accepted"),
+            }
+        }
+    }
+}
