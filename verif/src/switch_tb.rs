@@ -366,6 +366,9 @@ pub struct SwitchBench {
     asked: VecDeque<Asked>,
     /// Next forged tag.
     forged_tag: u16,
+    /// The kind of corruption ([`corrupt`]) the next malformed response gets: they take turns,
+    /// so every kind reaches the switch in a run with a few malformed responses.
+    next_corruption: usize,
     /// The model's load-reduce timeout in cycles (0: none).
     red_timeout: u64,
     /// Cycle at which the golden switch opened each (requester, tag) entry.
@@ -430,6 +433,7 @@ impl SwitchBench {
             n,
             asked: VecDeque::new(),
             forged_tag: FORGED_TAG,
+            next_corruption: 0,
             red_timeout: 0,
             opened: HashMap::new(),
             trace: std::env::var_os("DYSHARP_TRACE").is_some(),
@@ -679,7 +683,9 @@ impl SwitchBench {
             }
             if self.rng.gen_bool(f.malformed) {
                 self.fault(6);
-                let bad = corrupt(&mut self.rng, frame);
+                let kind = self.next_corruption;
+                self.next_corruption = (kind + 1) % CORRUPTIONS;
+                let bad = corrupt(&mut self.rng, kind, frame);
                 self.ports[q].hub.push_at(at, bad);
             }
         }
@@ -1020,17 +1026,20 @@ impl SwitchBench {
     }
 }
 
-/// A corrupted copy of a response frame: one of a header bit flip (`ERR_HCC`),
-/// a truncated or overlong frame (`ERR_FRAME`), a bad opcode, `len`, `tcount`,
-/// `dtype`, a misaligned `maddr` or a route ≥ NumPorts (some of these are legal
-/// on some kinds, e.g. `len` on `RSP_ERROR`: the golden switch decides).
-pub fn corrupt(rng: &mut ChaCha8Rng, mut f: Vec<Flit>) -> Vec<Flit> {
+/// Kinds of corruption of [`corrupt`].
+pub const CORRUPTIONS: usize = 9;
+
+/// A corrupted copy of a response frame, of kind `kind` (0..[`CORRUPTIONS`], the details drawn
+/// from `rng`): a header bit flip (`ERR_HCC`), a truncated or overlong frame (`ERR_FRAME`), a bad
+/// opcode, `len`, `tcount`, `dtype`, a misaligned `maddr` or a route ≥ NumPorts (some of these
+/// are legal on some kinds, e.g. `len` on `RSP_ERROR`: the golden switch decides).
+pub fn corrupt(rng: &mut ChaCha8Rng, kind: usize, mut f: Vec<Flit>) -> Vec<Flit> {
     let edit = |f: &mut Vec<Flit>, field: fields::Field, v: u64| {
         let mut b = to_bits(f[0]);
         fields::set(&mut b, field, v);
         f[0] = with_hcc(fields::from_bits(&b));
     };
-    match rng.gen_range(0..9) {
+    match kind % CORRUPTIONS {
         0 => f[0] ^= 1u128 << rng.gen_range(0..128),
         1 if f.len() > 1 => {
             let keep = rng.gen_range(1..f.len());

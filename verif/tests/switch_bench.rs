@@ -12,9 +12,9 @@
 use dysharp_sim::numerics::DType;
 use dysharp_sim::packet::{ErrorCode, Opcode, Packet};
 use dysharp_verif::stimulus::SCRATCH;
-use dysharp_verif::switch_tb::{corrupt, Faults, FAULT_NAMES, FORGED_TAG};
+use dysharp_verif::switch_tb::{corrupt, Faults, CORRUPTIONS, FAULT_NAMES, FORGED_TAG};
 use dysharp_verif::{SwitchBench, SwitchBenchConfig, SwitchStats, TbError};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Group 0: ports {1, 2}; group 1: port {1}; group 2: every port.
@@ -337,7 +337,8 @@ fn malformed_responses_are_dropped_counted_and_never_forwarded() {
             pa.len = 1;
             pa.payload = vec![1; 16];
             for _ in 0..12 {
-                b.push_hub_frame(3, 0, corrupt(&mut rng, pa.encode()));
+                let kind = rng.gen_range(0..CORRUPTIONS);
+                b.push_hub_frame(3, 0, corrupt(&mut rng, kind, pa.encode()));
             }
         },
     );
