@@ -421,9 +421,21 @@ fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
-/// Prints a port's flit transfers of a cycle (`DYSHARP_TRACE`).
+/// A memory request as the bench reads it: (write, address, the lines' data and strobes, lines).
+type MemRequest = (bool, u64, smallvec::SmallVec<[(u128, u16); 4]>, usize);
+
+/// Prints a port's transfers of a cycle (`DYSHARP_TRACE`): a request flit taken, a response or
+/// hub request flit delivered (with `last`), a memory request, a read beat taken.
 #[cold]
-fn trace_port(now: u64, q: usize, req: bool, rsp: Option<(Flit, bool)>, mon: Option<(Flit, bool)>) {
+fn trace_port(
+    now: u64,
+    q: usize,
+    req: bool,
+    rsp: Option<(Flit, bool)>,
+    mon: Option<(Flit, bool)>,
+    mem: Option<&MemRequest>,
+    mrsp: bool,
+) {
     if req {
         eprintln!("[{now}] sm{q} -> switch flit");
     }
@@ -432,6 +444,12 @@ fn trace_port(now: u64, q: usize, req: bool, rsp: Option<(Flit, bool)>, mon: Opt
     }
     if let Some((f, last)) = mon {
         eprintln!("[{now}] switch -> hub{q} {f:032x} last={last}");
+    }
+    if let Some(m) = mem {
+        eprintln!("[{now}] hub{q} mem {m:x?}");
+    }
+    if mrsp {
+        eprintln!("[{now}] mem -> hub{q} read data");
     }
 }
 
@@ -797,7 +815,7 @@ impl Bench {
         let mon_flit = flit(mon, p.mon_data, p.mon_last);
         // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
         let w = self.mem_lines;
-        let mem_req = if mem_fire {
+        let mem_req: MemRequest = if mem_fire {
             let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
             (
                 s.bit(p.mem_we, q),
@@ -850,13 +868,9 @@ impl Bench {
                 req_fire,
                 rsp_fire.then_some(rsp_flit),
                 mon.then_some(mon_flit),
+                mem_fire.then_some(&mem_req),
+                mrsp_fire,
             );
-            if mem_fire {
-                eprintln!("[{now}] hub{q} mem {:x?}", mem_req);
-            }
-            if mrsp_fire {
-                eprintln!("[{now}] mem -> hub{q} read data");
-            }
         }
         if mrsp_fire {
             self.gpus[q].reads.pop_front();
