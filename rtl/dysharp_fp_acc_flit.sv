@@ -3,10 +3,15 @@
 // init_i, else fp_acc_step(dtype_i, rop_i, native_i, acc_i, x_i); without en_i, acc_o = acc_i.
 // The FP harness checks it against those functions (verif/tests/fp.rs).
 //
-// FpAccLanes dysharp_fp_acc_lane instances on the lanes of the flit (each lane widens its own
-// input, as fp_flit_lane does, only when it takes part); the f32 accumulator's upper lanes stay
-// zero. Used by dysharp_reduce_acc (one per port of a result
-// engine) and dysharp_hub_rsp (one per line of a beat).
+// The FpAccLanes f32 lanes of the flit are the package functions' (each lane widens its own input,
+// fp_flit_lane; an f32 accumulator's upper lanes stay zero). Used by dysharp_reduce_acc (one per
+// port of a result engine) and dysharp_hub_rsp (one per line of a beat): hundreds of instances,
+// which is why this is a module of its own and the lanes are not.
+//   - The area flow synthesizes the flit once and counts every instance (docs/area.md).
+//   - A simulator runs one copy of the functions' code for every instance, called only when en_i
+//     is set. As eight lane modules, Verilator inlined each instance's lanes into code of its own
+//     (hundreds of copies, most of them idle in most cycles; docs/perf.md, "The flit reduction as
+//     one call").
 
 module dysharp_fp_acc_flit
   import dysharp_pkg::*;
@@ -22,34 +27,14 @@ module dysharp_fp_acc_flit
   output logic [FpAccBits-1:0] acc_o
 );
 
-  for (genvar i = 0; i < FpAccLanes; i++) begin : g_lane
-    // The lane's bits as either type (fp_flit_lane: an f32 flit has FpAccLanes / 2 lanes).
-    logic [15:0] x16;
-    logic [31:0] x32, r;
-    assign x16 = x_i[16*i +: 16];
-    if (i < FpAccLanes / 2) begin : g_f32
-      assign x32 = x_i[32*i +: 32];
-    end else begin : g_no_f32
-      assign x32 = '0;
-    end
-
-    dysharp_fp_acc_lane u_lane (
-      .en_i     (en_i),
-      .init_i   (init_i),
-      .dtype_i  (dtype_i),
-      .rop_i    (rop_i),
-      .native_i (native_i),
-      .acc_i    (acc_i[32*i +: 32]),
-      .x16_i    (x16),
-      .x32_i    (x32),
-      .acc_o    (r)
-    );
-
-    // An f32 flit has FpAccLanes / 2 lanes; the accumulator's others stay zero when it takes part.
-    if (i >= FpAccLanes / 2) begin : g_upper
-      assign acc_o[32*i +: 32] = (en_i && !fp_is16(dtype_i)) ? 32'h0 : r;
-    end else begin : g_lower
-      assign acc_o[32*i +: 32] = r;
+  always_comb begin
+    acc_o = acc_i;
+    if (en_i) begin
+      if (init_i) begin
+        acc_o = fp_acc_init(dtype_i, x_i);
+      end else begin
+        acc_o = fp_acc_step(dtype_i, rop_i, native_i, acc_i, x_i);
+      end
     end
   end
 

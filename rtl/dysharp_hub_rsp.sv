@@ -102,7 +102,7 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
     logic                 en;
     logic [FpAccBits-1:0] acc;
     assign en = rsp_v_q && i < 32'(tag_i.n) && !(tag_i.kind inside {RdWalk, RdRaw});
-    // One dysharp_fp_acc_flit per line (the area flow synthesizes one lane once).
+    // One dysharp_fp_acc_flit per line (the area flow synthesizes one flit once).
     dysharp_fp_acc_flit u_acc (
       .en_i     (en),
       .init_i   (first_in),

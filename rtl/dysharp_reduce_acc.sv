@@ -5,7 +5,7 @@
 //
 // One per result engine of dysharp_reduce_unit (from its stage C). Its own module so that
 // synthesis takes an engine's chained steps as one block (docs/area.md); each step is a
-// dysharp_fp_acc_flit of dysharp_fp_acc_lane instances, synthesized once.
+// dysharp_fp_acc_flit, synthesized once.
 //
 // Pipelined over the ports (the order is architectural, so the chain is cut, not rebalanced as a
 // tree): Stages stages, stage s reducing ports [s*PortsPerStage, (s+1)*PortsPerStage) into the
@@ -72,7 +72,7 @@ module dysharp_reduce_acc
       end
     end
 
-    // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one lane once):
+    // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one flit once):
     // the first expected port initialises the accumulator, every later one steps it.
     logic [FpAccBits-1:0] acc_c     [Lo:Hi] /* verilator split_var */;  // after the ports before p
     logic                 started_c [Lo:Hi] /* verilator split_var */;
