@@ -124,41 +124,45 @@ module dysharp_sw_req_fwd
   end
 
   // Per-destination flits: the replica header (DYN: tcount and hcc of the replica), its target
-  // flits (a window of the sorted list; unused lanes 16'hFFFF), then the tail.
+  // flits (a window of the sorted list; unused lanes 16'hFFFF), then the tail. Only a destination
+  // being written gets its flit (operand isolation: the others show zeros, which no queue takes,
+  // and a simulator skips their multiplexers, most of the destinations in most cycles).
   always_comb begin
     hdr_t        hq;
     flit_t       pruned;
     int unsigned k, r;
-    k         = (pos > 0) ? pos - 1 : 0;
-    r         = 0;
-    hq        = h;
-    pruned    = '1;
-    xp_last_o = '0;
+    k          = (pos > 0) ? pos - 1 : 0;
+    r          = 0;
+    hq         = h;
+    pruned     = '1;
+    xp_data_o  = '0;
+    xp_valid_o = '0;
+    xp_last_o  = '0;
     for (int unsigned q = 0; q < NumPorts; q++) begin
-      if (pos == 0) begin
-        hq        = h;
-        hq.tcount = TcountWidth'(desc_cnt_i[q]);
-        hq.hcc    = desc_rhcc_i[q];
-        xp_data_o[FlitBits*q +: FlitBits] = is_dyn ? flit_t'(hq) : desc_hdr_i;
-        xp_valid_o[q]                     = active && desc_dmask_i[q];
-      end else if (pos <= tflits) begin
-        // The window is built only in a target flit's cycle (the same multiplexers; a simulator
-        // skips them in every other cycle).
-        for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
-          r                  = TargetsPerFlit * k + l;
-          pruned[16*l +: 16] = 16'hFFFF;
-          if (r < 32'(desc_cnt_i[q])) begin
-            pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
+      if (active && desc_dmask_i[q]) begin
+        if (pos == 0) begin
+          hq        = h;
+          hq.tcount = TcountWidth'(desc_cnt_i[q]);
+          hq.hcc    = desc_rhcc_i[q];
+          xp_data_o[FlitBits*q +: FlitBits] = is_dyn ? flit_t'(hq) : desc_hdr_i;
+          xp_valid_o[q]                     = 1'b1;
+        end else if (pos <= tflits) begin
+          for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+            r                  = TargetsPerFlit * k + l;
+            pruned[16*l +: 16] = 16'hFFFF;
+            if (r < 32'(desc_cnt_i[q])) begin
+              pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
+            end
           end
+          xp_data_o[FlitBits*q +: FlitBits] = pruned;
+          xp_valid_o[q]                     = (pos <= tq[q]);
+        end else begin
+          xp_data_o[FlitBits*q +: FlitBits] = tail_data_i;
+          xp_valid_o[q]                     = 1'b1;
         end
-        xp_data_o[FlitBits*q +: FlitBits] = pruned;
-        xp_valid_o[q]                     = active && desc_dmask_i[q] && (pos <= tq[q]);
-      end else begin
-        xp_data_o[FlitBits*q +: FlitBits] = tail_data_i;
-        xp_valid_o[q]                     = active && desc_dmask_i[q];
+        // A replica without tail (DYN_LD_REDUCE) ends with its own last target flit.
+        xp_last_o[q] = (ntail == 0) ? (pos == (is_dyn ? tq[q] : 0)) : last_src;
       end
-      // A replica without tail (DYN_LD_REDUCE) ends with its own last target flit.
-      xp_last_o[q] = (ntail == 0) ? (pos == (is_dyn ? tq[q] : 0)) : last_src;
     end
   end
 
