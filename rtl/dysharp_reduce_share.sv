@@ -153,13 +153,21 @@ module dysharp_reduce_share
   assign free_v_o   = free_v;
   assign free_idx_o = free_idx;
 
-  // Entries with a partial half received (never timed out or freed).
-  logic [Share-1:0] inflight;
+  // Entries with a partial half received (never timed out or freed). Only an old entry's
+  // (age 3, the only ones a timeout or an expiry can pick) is ever used, so the receivers are
+  // searched only while the share has one (operand isolation; a simulator skips the search in
+  // the other cycles, nearly all of them).
+  logic [Share-1:0] old, inflight;
   always_comb begin
+    for (int unsigned e = 0; e < Share; e++) begin
+      old[e] = valid_q[e] && (age_q[e] == 2'd3);
+    end
     inflight = '0;
-    for (int unsigned p = 0; p < NumPorts; p++) begin
-      if (rx_inside_i[p] && (rx_in_share_i[p] == q_i)) begin
-        inflight[rx_in_idx_i[p]] = 1'b1;
+    if (TmoOn && (old != '0)) begin
+      for (int unsigned p = 0; p < NumPorts; p++) begin
+        if (rx_inside_i[p] && (rx_in_share_i[p] == q_i)) begin
+          inflight[rx_in_idx_i[p]] = 1'b1;
+        end
       end
     end
   end
@@ -329,7 +337,7 @@ module dysharp_reduce_share
   always_comb begin
     for (int unsigned e = 0; e < Share; e++) begin
       rdy[e] = valid_q[e] && ((got_q[e] == exp_q[e]) ||
-               (TmoOn && (age_q[e] == 2'd3) && !inflight[e]));
+               (TmoOn && old[e] && !inflight[e]));
     end
   end
 
@@ -466,26 +474,30 @@ module dysharp_reduce_share
   assign info_rdata = info_t'(info_word);
 
   // flit0 of the result (compare `response()` / `error_response()` in sim/src/hub/mod.rs).
+  // Built only while stage C holds a flit0 (c_hdr_q): the pipeline carries it alongside and reads
+  // it only then (operand isolation; a simulator skips the header and its hcc in other cycles).
   always_comb begin
     f0 = '0;
-    f0.maddr = info_rdata.maddr;
-    f0.tag   = tag_q[cur_i_q];
-    f0.route = RouteWidth'(q_i);
-    if (cur_err_q) begin
-      f0.opcode   = OpRspError;
-      f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout)
-                              : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
-      f0.src_port = SrcPortWidth'(cur_ep_q);
-    end else begin
-      f0.opcode   = OpRspReduce;
-      f0.stage    = info_rdata.stage;
-      f0.len      = cur_len_q;
-      f0.dtype    = info_rdata.dtype;
-      f0.rop      = info_rdata.rop;
-      f0.acc      = info_rdata.acc;
-      f0.src_port = SrcPortWidth'(q_i);
+    if (c_hdr_q) begin
+      f0.maddr = info_rdata.maddr;
+      f0.tag   = tag_q[cur_i_q];
+      f0.route = RouteWidth'(q_i);
+      if (cur_err_q) begin
+        f0.opcode   = OpRspError;
+        f0.ecode    = cur_tmo_q ? EcodeWidth'(ErrTimeout)
+                                : b_rdata[cur_ep_q][EcodeLsb +: EcodeWidth];
+        f0.src_port = SrcPortWidth'(cur_ep_q);
+      end else begin
+        f0.opcode   = OpRspReduce;
+        f0.stage    = info_rdata.stage;
+        f0.len      = cur_len_q;
+        f0.dtype    = info_rdata.dtype;
+        f0.rop      = info_rdata.rop;
+        f0.acc      = info_rdata.acc;
+        f0.src_port = SrcPortWidth'(q_i);
+      end
+      f0.hcc = hcc_f(flit_t'(f0));
     end
-    f0.hcc = hcc_f(flit_t'(f0));
   end
 
   // A payload flit: the expected ports' stored flits reduced in ascending port order, in
@@ -687,6 +699,17 @@ module dysharp_reduce_share
     end
   end
 
+  // Whether a receiver is inside a partial of entry e (for the checks: `inflight` is searched
+  // only while an entry is old).
+  function automatic logic inflight_f(input idx_t e);
+    logic r;
+    r = 1'b0;
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      r |= rx_inside_i[p] && (rx_in_share_i[p] == q_i) && (rx_in_idx_i[p] == e);
+    end
+    return r;
+  endfunction
+
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
   // edge, here every entry's state (docs/perf.md, "Sampling and per-instance code"). A failure
@@ -727,8 +750,10 @@ module dysharp_reduce_share
                                   $sformatf("share %0d allocated a live entry", q_i))
       // No entry is freed or timed out while a port is inside one of its partials, and a
       // timeout answers an entry that really misses a partial.
-      `DYSHARP_REDUCE_SHARE_CHECK(!(free_v || tmo_v) || !inflight[free_idx],
-          $sformatf("share %0d freed an entry with a partial half received", q_i))
+      if (free_v || tmo_v) begin
+        `DYSHARP_REDUCE_SHARE_CHECK(!inflight_f(free_idx),
+            $sformatf("share %0d freed an entry with a partial half received", q_i))
+      end
       `DYSHARP_REDUCE_SHARE_CHECK(!tmo_v || (TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
                                              (age_q[free_idx] == 2'd3) &&
                                              (got_q[free_idx] != exp_q[free_idx])),
