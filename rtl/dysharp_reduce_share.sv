@@ -153,23 +153,36 @@ module dysharp_reduce_share
   assign free_v_o   = free_v;
   assign free_idx_o = free_idx;
 
-  // Entries with a partial half received (never timed out or freed). Only an old entry's
-  // (age 3, the only ones a timeout or an expiry can pick) is ever used, so the receivers are
-  // searched only while the share has one (operand isolation; a simulator skips the search in
-  // the other cycles, nearly all of them).
+  // Entries of this share that a receiver is inside a partial of (half received: never timed
+  // out or freed). One search for the timeout logic below and for the check at a free.
+  function automatic logic [Share-1:0] inflight_f();
+    logic [Share-1:0] r;
+    r = '0;
+    for (int unsigned p = 0; p < NumPorts; p++) begin
+      if (rx_inside_i[p] && (rx_in_share_i[p] == q_i)) begin
+        r[rx_in_idx_i[p]] = 1'b1;
+      end
+    end
+    return r;
+  endfunction
+
+  // For the check at a free or a timeout: its own search (`inflight` is zero while no entry is
+  // old, and an entry is freed at any age).
+  function automatic logic inflight_at_f(input idx_t e);
+    logic [Share-1:0] r;
+    r = inflight_f();
+    return r[e];
+  endfunction
+
+  // Only an old entry's bit (age 3, the only ones a timeout or an expiry can pick) is ever used,
+  // so the receivers are searched only while the share has one (operand isolation; a simulator
+  // skips the search in the other cycles, nearly all of them).
   logic [Share-1:0] old, inflight;
   always_comb begin
     for (int unsigned e = 0; e < Share; e++) begin
       old[e] = valid_q[e] && (age_q[e] == 2'd3);
     end
-    inflight = '0;
-    if (TmoOn && (old != '0)) begin
-      for (int unsigned p = 0; p < NumPorts; p++) begin
-        if (rx_inside_i[p] && (rx_in_share_i[p] == q_i)) begin
-          inflight[rx_in_idx_i[p]] = 1'b1;
-        end
-      end
-    end
+    inflight = (TmoOn && (old != '0)) ? inflight_f() : '0;
   end
 
   ///////////////////
@@ -699,17 +712,6 @@ module dysharp_reduce_share
     end
   end
 
-  // Whether a receiver is inside a partial of entry e (for the checks: `inflight` is searched
-  // only while an entry is old).
-  function automatic logic inflight_f(input idx_t e);
-    logic r;
-    r = 1'b0;
-    for (int unsigned p = 0; p < NumPorts; p++) begin
-      r |= rx_inside_i[p] && (rx_in_share_i[p] == q_i) && (rx_in_idx_i[p] == e);
-    end
-    return r;
-  endfunction
-
   // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
   // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
   // edge, here every entry's state (docs/perf.md, "Sampling and per-instance code"). A failure
@@ -751,7 +753,7 @@ module dysharp_reduce_share
       // No entry is freed or timed out while a port is inside one of its partials, and a
       // timeout answers an entry that really misses a partial.
       if (free_v || tmo_v) begin
-        `DYSHARP_REDUCE_SHARE_CHECK(!inflight_f(free_idx),
+        `DYSHARP_REDUCE_SHARE_CHECK(!inflight_at_f(free_idx),
             $sformatf("share %0d freed an entry with a partial half received", q_i))
       end
       `DYSHARP_REDUCE_SHARE_CHECK(!tmo_v || (TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
