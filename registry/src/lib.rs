@@ -38,11 +38,15 @@ pub enum Use {
     Threads,
     /// A configuration of `dysharp area --config`.
     Synth,
+    /// Its simulation model compiled with GCC profile feedback: `tools/pgo.sh` (run by
+    /// `make demo` and `make test`) trains it on the quick regression, and the default
+    /// build compiles it with that profile while the RTL is the one it was trained on.
+    Pgo,
 }
 
 impl Use {
     /// Every use, in declaration order.
-    pub const ALL: [Use; 7] = [
+    pub const ALL: [Use; 8] = [
         Use::Sim,
         Use::Lint,
         Use::Regress,
@@ -50,6 +54,7 @@ impl Use {
         Use::Speed,
         Use::Threads,
         Use::Synth,
+        Use::Pgo,
     ];
 
     /// The name used in `rtl/models.toml`.
@@ -62,6 +67,7 @@ impl Use {
             Use::Speed => "speed",
             Use::Threads => "threads",
             Use::Synth => "synth",
+            Use::Pgo => "pgo",
         }
     }
 
@@ -73,7 +79,7 @@ impl Use {
             Use::Coverage => Some("_cov"),
             Use::Speed => Some("_fast"),
             Use::Threads => Some("_mt"),
-            Use::Sim | Use::Lint | Use::Regress | Use::Synth => None,
+            Use::Sim | Use::Lint | Use::Regress | Use::Synth | Use::Pgo => None,
         }
     }
 }
@@ -253,6 +259,12 @@ impl Registry {
             if m.has(Use::Speed) && !m.has(Use::Sim) {
                 return Err(bad(
                     "`speed` needs `sim` (the speed model is a variant of the simulation model)"
+                        .into(),
+                ));
+            }
+            if m.has(Use::Pgo) && !(m.has(Use::Sim) && m.has(Use::Regress)) {
+                return Err(bad(
+                    "`pgo` needs `sim` and `regress` (the simulation model, trained on its quick regression)"
                         .into(),
                 ));
             }
@@ -441,6 +453,10 @@ mod tests {
             (
                 "name = \"a\"\ntop = \"t\"\nsim_top = \"t_tb\"\ndoc = \"\"\nuses = [\"lint\"]",
                 "needs `sim` or `threads`",
+            ),
+            (
+                "name = \"a\"\ntop = \"t\"\ndoc = \"\"\nuses = [\"sim\", \"pgo\"]",
+                "`pgo` needs `sim` and `regress`",
             ),
         ];
         for (body, want) in cases {
