@@ -84,8 +84,9 @@ fn print_text(r: &BenchSimReport) {
         .load_average
         .map_or("unknown".into(), |l| format!("{l:.2}"));
     outln!(
-        "{}: {} cycles of random legal traffic at line rate, {} packets checked (load average {load})",
+        "{}, {}: {} cycles of random legal traffic at line rate, {} packets checked (load average {load})",
         r.model,
+        r.profile.describe(),
         r.cycles,
         r.packets_checked
     );

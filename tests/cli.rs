@@ -330,6 +330,11 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["model"], "top_p4");
     assert_eq!(j["cycles"], 3000);
+    // How the model was compiled: a test build is never the instrumented training build.
+    assert!(
+        matches!(j["profile"].as_str(), Some("none" | "trained")),
+        "{j}"
+    );
     // Three repetitions, each with its own speeds; the reported speeds are their medians.
     assert_eq!(j["repeat"], 3);
     let runs = j["runs"].as_array().unwrap();
@@ -357,7 +362,10 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
     );
     let text = ok(&["bench-sim", "--model", "top_p4", "--cycles", "200"]);
     assert!(
-        text.contains("C++ loop") && text.contains("no scoreboard") && text.contains("ratio"),
+        text.contains("C++ loop")
+            && text.contains("no scoreboard")
+            && text.contains("ratio")
+            && text.contains("profile feedback"),
         "{text}"
     );
     let text = ok(&[

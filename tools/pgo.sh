@@ -1,32 +1,44 @@
 #!/bin/bash
 # Profile-guided build of the simulation models (docs/perf.md, "Profile feedback"): builds them
 # instrumented (GCC -fprofile-generate), trains them on the quick regression (not on the
-# `bench-sim` stimulus that measures them; speed and thread variants: below), and rebuilds them
-# with the profiles. The result is target/release/dysharp, whose models are the same RTL, checks
-# and all, compiled with their hot code laid out together.
+# `bench-sim` stimulus that measures them; speed and thread variants: below), and keeps each
+# profile under target/pgo/<model> with the key of the model it was trained on
+# (target/pgo/<model>.key). Every later `cargo build` compiles a model with its profile while the
+# model is that one (verif/build.rs; a changed RTL or build goes back to no profile, with a
+# warning, until the next training). The result: the same RTL, checks and all, compiled with its
+# hot code laid out together.
 #
-#   tools/pgo.sh                  every model `cargo build --release` builds
-#   tools/pgo.sh top_p8 top_p16   only these (DYSHARP_MODELS)
+#   tools/pgo.sh                  the models of rtl/models.toml with the use `pgo` (`make pgo`)
+#   tools/pgo.sh --if-stale       the same, training only a model whose profile is missing or was
+#                                 trained on another build of it (`make demo`, `make test`)
+#   tools/pgo.sh top_p8 top_p4    these models
 #   tools/pgo.sh top_p8_fast      a speed variant (built with --features speed; `_mt`: threads)
 #
 # The regression runs only the checked models; a speed (`_fast`) or two-thread (`_mt`) variant is
 # trained on `dysharp bench-sim` instead, with seed 7 (its measurements use seed 1 by default:
 # the same generator of legal traffic, other packets).
 #
-# Profiles are kept under target/pgo/<model>; `DYSHARP_PGO=use:$PWD/target/pgo cargo build
-# --release` builds with them again (they are part of the models' cache key). A plain `cargo
-# build` goes back to the models without profiles (both stay cached).
+# `DYSHARP_PGO=off cargo build --release` builds every model without profiles (to measure them
+# against each other; both stay cached).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 dir="$here/target/pgo"
+gen="$here/target/pgo-gen"
+if_stale=0
+if [ "${1-}" = --if-stale ]; then
+  if_stale=1
+  shift
+fi
 if [ $# -gt 0 ]; then
-  DYSHARP_MODELS=$(IFS=,; echo "$*")
-  export DYSHARP_MODELS
+  models=("$@")
+else
+  mapfile -t models < <(cargo run --release --locked -q -p dysharp-registry --bin dysharp-models -- pgo)
+  [ ${#models[@]} -gt 0 ] || { echo "pgo: rtl/models.toml gives no model the use pgo" >&2; exit 1; }
 fi
 # The cargo features the named variants need.
 features=()
-for m in "$@"; do
+for m in "${models[@]}"; do
   case "$m" in
     *_fast) features+=(speed) ;;
     *_mt) features+=(threads) ;;
@@ -36,34 +48,44 @@ cargo_features=()
 if [ ${#features[@]} -gt 0 ]; then
   cargo_features=(--features "$(printf '%s\n' "${features[@]}" | sort -u | paste -sd, -)")
 fi
-rm -rf "$dir"
-mkdir -p "$dir"
 start=$(date +%s)
-echo "pgo: building the instrumented models${DYSHARP_MODELS:+ ($DYSHARP_MODELS)}"
-DYSHARP_PGO="generate:$dir" cargo build --release --locked -q ${cargo_features[@]+"${cargo_features[@]}"}
-echo "pgo: training them (the quick regression, one job: the profiles are per process; bench-sim for _fast and _mt)"
-# With models named, only their cases (the others' models are not built).
-only=()
-for m in "$@"; do only+=("$m"); done
-[ ${#only[@]} -gt 0 ] || only=("")
-: > "$dir/training.log"
-for m in "${only[@]}"; do
-  case "$m" in
-    *_fast | *_mt) train=(bench-sim --model "$m" --seed 7 --cycles 20000) ;;
-    *) train=(regress --quick --jobs 1 ${m:+--only "$m"}) ;;
-  esac
-  if ! target/release/dysharp "${train[@]}" >> "$dir/training.log" 2>&1; then
-    echo "pgo: the training run failed (log: $dir/training.log)" >&2
+list=$(IFS=,; echo "${models[*]}")
+echo "pgo: building the instrumented models ($list)"
+mkdir -p "$dir" "$gen"
+DYSHARP_MODELS="$list" DYSHARP_PGO="generate:$gen" \
+  cargo build --release --locked -q ${cargo_features[@]+"${cargo_features[@]}"}
+trained=0
+for m in "${models[@]}"; do
+  if [ ! -f "$gen/$m.key" ]; then
+    echo "pgo: no model $m was built (a name of rtl/models.toml, or its _fast or _mt variant)" >&2
     exit 1
   fi
+  if [ $if_stale = 1 ] && cmp -s "$gen/$m.key" "$dir/$m.key" \
+      && [ -n "$(ls -A "$dir/$m" 2>/dev/null)" ]; then
+    echo "pgo: $m: its profile was trained on this build of it"
+    continue
+  fi
+  case "$m" in
+    *_fast | *_mt) train=(bench-sim --model "$m" --seed 7 --cycles 20000) ;;
+    *) train=(regress --quick --jobs 1 --only "$m") ;;
+  esac
+  echo "pgo: training $m (dysharp ${train[*]}; one job: the profiles are per process)"
+  rm -rf "${gen:?}/$m"
+  log="$gen/training-$m.log"
+  if ! target/release/dysharp "${train[@]}" > "$log" 2>&1; then
+    echo "pgo: the training run of $m failed (log: $log)" >&2
+    exit 1
+  fi
+  tail -n 1 "$log"
+  if [ -z "$(find "$gen/$m" -name '*.gcda' 2>/dev/null | head -n 1)" ]; then
+    echo "pgo: the training of $m wrote no profile" >&2
+    exit 1
+  fi
+  rm -rf "${dir:?}/$m"
+  mv "$gen/$m" "$dir/$m"
+  cp "$gen/$m.key" "$dir/$m.key"
+  trained=$((trained + 1))
 done
-tail -n 1 "$dir/training.log"
-profiled=$(cd "$dir" && find . -mindepth 2 -name '*.gcda' | cut -d/ -f2 | sort -u | tr '\n' ' ')
-if [ -z "$profiled" ]; then
-  echo "pgo: the training wrote no profile" >&2
-  exit 1
-fi
-echo "pgo: profiles of: $profiled"
-echo "pgo: building the models with their profiles"
-DYSHARP_PGO="use:$dir" cargo build --release --locked -q ${cargo_features[@]+"${cargo_features[@]}"}
-echo "pgo: done in $(( $(date +%s) - start )) s: target/release/dysharp"
+echo "pgo: building the models with their profiles (target/release/dysharp, every model)"
+cargo build --release --locked -q ${cargo_features[@]+"${cargo_features[@]}"}
+echo "pgo: $trained trained, done in $(( $(date +%s) - start )) s"

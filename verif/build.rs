@@ -22,12 +22,15 @@
 //! `DYSHARP_VERILATOR_FLAGS` adds Verilator options to every model (to measure an
 //! option's effect, docs/perf.md).
 //!
-//! Profile feedback (`DYSHARP_PGO`, `tools/pgo.sh`, docs/perf.md): `generate:<dir>`
-//! compiles every model's C++ instrumented (GCC `-fprofile-generate`; a process that
-//! ran a model writes its profile under `<dir>/<model>` when it exits), and
-//! `use:<dir>` compiles it with those profiles (`-fprofile-use`): the same model,
-//! checks and all, with its hot code laid out together (a model without a profile is
-//! built without, with a warning). The profiles are part of the cache key, so new
+//! Profile feedback (`DYSHARP_PGO`, `tools/pgo.sh`, docs/perf.md). By default every
+//! model that `tools/pgo.sh` has trained on this very model (`target/pgo/<model>`,
+//! its key in `target/pgo/<model>.key`) is compiled with its profile
+//! (`-fprofile-use`): the same model, checks and all, with its hot code laid out
+//! together; the others, and a model whose RTL or build changed since, without (the
+//! latter with a warning). `generate:<dir>` compiles every model instrumented (GCC
+//! `-fprofile-generate`; a process that ran a model writes its profile under
+//! `<dir>/<model>` when it exits), `use:<dir>` takes the profiles from `<dir>`, and
+//! `off` builds every model without. The profiles are part of the cache key, so new
 //! ones rebuild the models.
 
 use dysharp_registry::{Model, Registry, Use, MODELS_TOML_PATH};
@@ -176,47 +179,66 @@ fn cache_dir(out: &Path) -> PathBuf {
 
 /// Profile feedback of the models' C++ (`DYSHARP_PGO`).
 enum Pgo {
+    /// `off`: every model without profiles.
     Off,
-    /// Instrumented: profiles written under the directory, one folder per model.
+    /// Instrumented: a process that ran model `m` writes its profile under
+    /// `<dir>/m`; the build writes the model's key (the hash of everything that goes
+    /// into it) to `<dir>/m.key`, the RTL the profile will belong to.
     Generate(PathBuf),
-    /// Compiled with the profiles under the directory.
-    Use(PathBuf),
+    /// Compiled with the profiles under `dir`, for each model whose profile was
+    /// trained on this very model (`<dir>/m.key` equals its key); the others
+    /// without. Unset: `target/pgo`, where `tools/pgo.sh` keeps them.
+    Use { dir: PathBuf, named: bool },
 }
 
 impl Pgo {
-    fn from_env() -> Pgo {
+    fn from_env(default_dir: PathBuf) -> Pgo {
         println!("cargo:rerun-if-env-changed=DYSHARP_PGO");
-        let Ok(v) = env::var("DYSHARP_PGO") else {
-            return Pgo::Off;
-        };
+        let v = env::var("DYSHARP_PGO").unwrap_or_default();
         let v = v.trim();
-        if v.is_empty() {
-            return Pgo::Off;
-        }
-        match v.split_once(':') {
+        let pgo = match v.split_once(':') {
+            _ if v.is_empty() => Pgo::Use {
+                dir: default_dir,
+                named: false,
+            },
+            _ if v == "off" => Pgo::Off,
             Some(("generate", d)) if !d.is_empty() => Pgo::Generate(PathBuf::from(d)),
-            Some(("use", d)) if !d.is_empty() => {
-                println!("cargo:rerun-if-changed={d}");
-                Pgo::Use(PathBuf::from(d))
-            }
+            Some(("use", d)) if !d.is_empty() => Pgo::Use {
+                dir: PathBuf::from(d),
+                named: true,
+            },
             _ => fail(format!(
-                "DYSHARP_PGO={v}: expected generate:<dir> or use:<dir>"
+                "DYSHARP_PGO={v}: expected off, generate:<dir> or use:<dir>"
             )),
+        };
+        if let Pgo::Use { dir, named } = &pgo {
+            // New profiles rebuild the models. The default folder is made if missing,
+            // so that cargo has something to watch (a missing path reruns this
+            // script at every build).
+            if !named {
+                let _ = fs::create_dir_all(dir);
+            }
+            println!("cargo:rerun-if-changed={}", dir.display());
         }
+        pgo
     }
 
-    /// What goes into a model's cache key: the mode and, for `use`, the profiles.
-    fn key(&self, model: &str) -> String {
+    /// Whether `dir` holds a profile of model `model` trained on the model of key `base`.
+    fn trained(dir: &Path, model: &str, base: u64) -> bool {
+        let key = fs::read_to_string(dir.join(format!("{model}.key"))).unwrap_or_default();
+        key.trim() == format!("{base:016x}") && !Pgo::profiles(dir, model).is_empty()
+    }
+
+    /// What goes into a model's cache key besides `base` (the hash of everything
+    /// else): the mode and, for a model built with profiles, the profiles.
+    fn key(&self, model: &str, base: u64) -> String {
         match self {
             Pgo::Off => String::new(),
             Pgo::Generate(d) => format!("pgo-generate:{}", d.display()),
-            Pgo::Use(d) => {
-                let files = Pgo::profiles(d, model);
-                if files.is_empty() {
-                    return String::new();
-                }
-                let mut k = format!("pgo-use:{}", d.display());
-                for f in files {
+            Pgo::Use { dir, .. } if !Pgo::trained(dir, model, base) => String::new(),
+            Pgo::Use { dir, .. } => {
+                let mut k = format!("pgo-use:{}", dir.display());
+                for f in Pgo::profiles(dir, model) {
                     let bytes = fs::read(&f).unwrap_or_default();
                     let _ = write!(k, " {}:{:016x}", f.display(), fnv(&bytes));
                 }
@@ -234,26 +256,48 @@ impl Pgo {
         files
     }
 
-    /// GCC options for a model built in `mdir`: profile names relative to the build
-    /// folder, so that a build in another folder (another cache key) finds them.
-    fn cflags(&self, model: &str, mdir: &Path) -> Option<String> {
+    /// GCC options for model `model` of key `base` built in `mdir`: profile names
+    /// relative to the build folder, so that a build in another folder (another
+    /// cache key) finds them.
+    fn cflags(&self, model: &str, base: u64, mdir: &Path) -> Option<String> {
         let prefix = format!("-fprofile-prefix-path={}", mdir.display());
         match self {
             Pgo::Off => None,
-            Pgo::Generate(d) => Some(format!(
-                "-fprofile-generate={} {prefix}",
-                d.join(model).display()
-            )),
-            Pgo::Use(d) if Pgo::profiles(d, model).is_empty() => {
-                println!(
-                    "cargo:warning=DYSHARP_PGO=use: no profile of model {model} in {}; built without",
-                    d.display()
-                );
+            Pgo::Generate(d) => {
+                let _ = fs::create_dir_all(d);
+                let key = d.join(format!("{model}.key"));
+                if let Err(e) = fs::write(&key, format!("{base:016x}\n")) {
+                    fail(format!("cannot write {}: {e}", key.display()));
+                }
+                Some(format!(
+                    "-fprofile-generate={} {prefix}",
+                    d.join(model).display()
+                ))
+            }
+            Pgo::Use { dir, named } if !Pgo::trained(dir, model, base) => {
+                // Say so where profiles were asked for or are there but stale (the RTL
+                // or the build changed since `tools/pgo.sh` trained them).
+                let stale = dir.join(format!("{model}.key")).exists();
+                if *named || stale {
+                    println!(
+                        "cargo:warning=model {model} built without profile feedback: {} holds {} \
+                         (`tools/pgo.sh {model}` trains it)",
+                        dir.display(),
+                        if stale {
+                            "a profile of another build of it"
+                        } else {
+                            "no profile of it"
+                        }
+                    );
+                }
                 None
             }
-            Pgo::Use(d) => Some(format!(
-                "-fprofile-use={} {prefix} -fprofile-correction -Wno-missing-profile",
-                d.join(model).display()
+            // A function whose code differs from the profile's (a C++ compiler or Verilator
+            // other than the one that trained it) is compiled without, not an error.
+            Pgo::Use { dir, .. } => Some(format!(
+                "-fprofile-use={} {prefix} -fprofile-correction -Wno-missing-profile \
+                 -Wno-error=coverage-mismatch",
+                dir.join(model).display()
             )),
         }
     }
@@ -408,7 +452,7 @@ fn main() {
         .ok()
         .filter(|v| !v.trim().is_empty());
     println!("cargo:rerun-if-env-changed=DYSHARP_VERILATOR_FLAGS");
-    let pgo = Pgo::from_env();
+    let pgo = Pgo::from_env(cache_dir(&out).with_file_name("pgo"));
     let reg_path = root.join(MODELS_TOML_PATH);
     println!("cargo:rerun-if-changed={}", reg_path.display());
     let reg_text = fs::read_to_string(&reg_path)
@@ -525,12 +569,20 @@ fn main() {
         for f in rtl.iter().chain(&extra) {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }
-        key.push_str(&pgo.key(&b.name));
+        let base = fnv(key.as_bytes());
+        key.push_str(&pgo.key(&b.name, base));
         let mdir = cache_dir(&out).join(format!("{}-{:016x}", b.name, fnv(key.as_bytes())));
         cmd.arg("-Mdir").arg(&mdir);
         // Profile feedback (after the key: the options name the build folder).
-        if let Some(f) = pgo.cflags(&b.name, &mdir) {
-            cmd.args(["-CFLAGS", &f]);
+        let flags = pgo.cflags(&b.name, base, &mdir);
+        // How the model's C++ was compiled, for `ModelInfo::profile`.
+        let profile = match (&pgo, &flags) {
+            (Pgo::Generate(_), _) => "Profile::Instrumented",
+            (Pgo::Use { .. }, Some(_)) => "Profile::Trained",
+            _ => "Profile::None",
+        };
+        if let Some(f) = &flags {
+            cmd.args(["-CFLAGS", f]);
         }
         let done = mdir.join(format!("lib{prefix}.a"));
         if !done.exists() {
@@ -785,7 +837,7 @@ public:
         );
         let _ = writeln!(
             rs,
-            "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        coverage: {},\n        threads: {},\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
+            "    ModelInfo {{\n        name: \"{}\",\n        kind: {kind},\n        top: \"{}\",\n        params: &[{}],\n        coverage: {},\n        threads: {},\n        profile: {profile},\n        in_words: {ioff},\n        out_words: {ooff},\n        inputs: &[\n{rin}        ],\n        outputs: &[\n{rout}        ],\n    }},",
             b.name,
             m.sim_top(),
             m.params

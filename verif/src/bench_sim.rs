@@ -23,7 +23,7 @@
 //! check the same packets, and every run must end with the same outputs (the scoreboard does
 //! not steer the bench). The first figure is the threaded one where it ran.
 
-use crate::sim::{ModelInfo, Sim};
+use crate::sim::{ModelInfo, Profile, Sim};
 use crate::stimulus::Stimulus;
 use crate::tb::{Bench, BenchConfig, TbError};
 use dysharp_sim::config::Config;
@@ -38,6 +38,8 @@ use std::time::Instant;
 pub struct BenchSimReport {
     /// Model name.
     pub model: String,
+    /// How the model's C++ was compiled (with profile feedback or without).
+    pub profile: Profile,
     /// Cycles run by the bench after reset (the replays also run the reset cycles).
     pub cycles: u64,
     /// Packets the scoreboard checked in run 1 (the same in every repetition).
@@ -135,6 +137,7 @@ pub fn bench_sim(
     let cpp = of(|r| r.cpp_cycles_per_s);
     Ok(BenchSimReport {
         model: model.into(),
+        profile: ModelInfo::find(model).map_or(Profile::None, |m| m.profile),
         cycles,
         packets_checked,
         rust_cycles_per_s: rust,

@@ -14,6 +14,6 @@ pub mod stimulus;
 pub mod switch_tb;
 pub mod tb;
 
-pub use sim::{ModelInfo, Port, PortInfo, Sim, SimError};
+pub use sim::{ModelInfo, Port, PortInfo, Profile, Sim, SimError};
 pub use switch_tb::{Faults, SwitchBench, SwitchBenchConfig, SwitchStats};
 pub use tb::{Bench, BenchConfig, RtlCounters, RunStats, TbError, BENCH_TOP};

@@ -24,6 +24,30 @@ pub const COVERAGE_SUFFIX: &str = "_cov";
 /// Coverage files written by this process so far (the `n` of the file names).
 static COVERAGE_FILES: AtomicU64 = AtomicU64::new(0);
 
+/// How a model's C++ was compiled (verif/build.rs, `DYSHARP_PGO`; docs/perf.md, "Profile feedback
+/// by default").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Without profile feedback.
+    None,
+    /// Instrumented (`-fprofile-generate`): a training build, slower than the others.
+    Instrumented,
+    /// With the profile `tools/pgo.sh` trained on this model (`-fprofile-use`).
+    Trained,
+}
+
+impl Profile {
+    /// A few words for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Profile::None => "compiled without profile feedback",
+            Profile::Instrumented => "instrumented for profile feedback (a training build)",
+            Profile::Trained => "compiled with profile feedback (tools/pgo.sh)",
+        }
+    }
+}
+
 /// One port of a model: name, width in bits, offset in 32-bit words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortInfo {
@@ -50,6 +74,8 @@ pub struct ModelInfo {
     pub coverage: bool,
     /// Threads that evaluate the model (Verilator's `--threads`: 2 for a `<name>_mt` model, else 1).
     pub threads: usize,
+    /// How its C++ was compiled: with GCC profile feedback or without (`tools/pgo.sh`).
+    pub profile: Profile,
     /// Words of packed inputs.
     pub in_words: usize,
     /// Words of packed outputs.
