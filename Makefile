@@ -36,7 +36,7 @@ coverage: tools
 # Profile feedback of the simulation models (tools/pgo.sh; docs/perf.md, "Profile feedback"): the
 # models of rtl/models.toml with the use `pgo` (top_p8, top_p16) built instrumented, trained on
 # their quick regression, and compiled with the profiles by every later build while the RTL is the
-# one they were trained on: same RTL and checks, 1.5-1.7x the speed on top_p16. `profiles`
+# one they were trained on: same RTL and checks, 1.1-1.7x the speed depending on the machine. `profiles`
 # (before `demo` and `test`) trains only a model whose profile is missing or stale; `pgo` re-trains.
 .PHONY: profiles pgo
 profiles: tools

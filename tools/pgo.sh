@@ -23,8 +23,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-dir="$here/target/pgo"
-gen="$here/target/pgo-gen"
+# Where cargo builds (verif/build.rs looks for the profiles in <target>/pgo).
+target="${CARGO_TARGET_DIR:-$here/target}"
+dir="$target/pgo"
+gen="$target/pgo-gen"
 if_stale=0
 if [ "${1-}" = --if-stale ]; then
   if_stale=1
@@ -33,8 +35,9 @@ fi
 if [ $# -gt 0 ]; then
   models=("$@")
 else
-  mapfile -t models < <(cargo run --release --locked -q -p dysharp-registry --bin dysharp-models -- pgo)
-  [ ${#models[@]} -gt 0 ] || { echo "pgo: rtl/models.toml gives no model the use pgo" >&2; exit 1; }
+  names=$(cargo run --release --locked -q -p dysharp-registry --bin dysharp-models -- pgo)
+  mapfile -t models <<< "$names"
+  [ -n "$names" ] || { echo "pgo: rtl/models.toml gives no model the use pgo" >&2; exit 1; }
 fi
 # The cargo features the named variants need.
 features=()
@@ -49,7 +52,17 @@ if [ ${#features[@]} -gt 0 ]; then
   cargo_features=(--features "$(printf '%s\n' "${features[@]}" | sort -u | paste -sd, -)")
 fi
 start=$(date +%s)
-list=$(IFS=,; echo "${models[*]}")
+# A checked model is trained on the quick regression's cases whose name contains it, which takes
+# every simulation model whose name contains it (top_p4: also top_p4_static) into the training build.
+build=("${models[@]}")
+sims=$(cargo run --release --locked -q -p dysharp-registry --bin dysharp-models -- sim)
+for m in "${models[@]}"; do
+  case "$m" in *_fast | *_mt) continue ;; esac
+  while read -r s; do
+    case "$s" in *"$m"*) build+=("$s") ;; esac
+  done <<< "$sims"
+done
+list=$(printf '%s\n' "${build[@]}" | sort -u | paste -sd, -)
 echo "pgo: building the instrumented models ($list)"
 mkdir -p "$dir" "$gen"
 DYSHARP_MODELS="$list" DYSHARP_PGO="generate:$gen" \
@@ -72,7 +85,7 @@ for m in "${models[@]}"; do
   echo "pgo: training $m (dysharp ${train[*]}; one job: the profiles are per process)"
   rm -rf "${gen:?}/$m"
   log="$gen/training-$m.log"
-  if ! target/release/dysharp "${train[@]}" > "$log" 2>&1; then
+  if ! "$target/release/dysharp" "${train[@]}" > "$log" 2>&1; then
     echo "pgo: the training run of $m failed (log: $log)" >&2
     exit 1
   fi
@@ -86,6 +99,6 @@ for m in "${models[@]}"; do
   cp "$gen/$m.key" "$dir/$m.key"
   trained=$((trained + 1))
 done
-echo "pgo: building the models with their profiles (target/release/dysharp, every model)"
+echo "pgo: building the models with their profiles ($target/release/dysharp, every model)"
 cargo build --release --locked -q ${cargo_features[@]+"${cargo_features[@]}"}
 echo "pgo: $trained trained, done in $(( $(date +%s) - start )) s"
