@@ -85,15 +85,21 @@ for m in "${models[@]}"; do
   echo "pgo: training $m (dysharp ${train[*]}; one job: the profiles are per process)"
   rm -rf "${gen:?}/$m"
   log="$gen/training-$m.log"
+  failed=""
   if ! "$target/release/dysharp" "${train[@]}" > "$log" 2>&1; then
-    echo "pgo: the training run of $m failed (log: $log)" >&2
-    exit 1
+    failed="the training run of $m failed (log: $log)"
+  elif [ -z "$(find "$gen/$m" -name '*.gcda' 2>/dev/null | head -n 1)" ]; then
+    failed="the training of $m wrote no profile"
+  fi
+  if [ -n "$failed" ]; then
+    # Asked for profiles: an error. Before the tests (--if-stale): the model is built without
+    # one, and the tests report the failure (a regression case that fails here fails there).
+    echo "pgo: $failed" >&2
+    [ $if_stale = 1 ] || exit 1
+    echo "pgo: $m is built without profile feedback" >&2
+    continue
   fi
   tail -n 1 "$log"
-  if [ -z "$(find "$gen/$m" -name '*.gcda' 2>/dev/null | head -n 1)" ]; then
-    echo "pgo: the training of $m wrote no profile" >&2
-    exit 1
-  fi
   rm -rf "${dir:?}/$m"
   mv "$gen/$m" "$dir/$m"
   cp "$gen/$m.key" "$dir/$m.key"
