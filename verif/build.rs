@@ -223,61 +223,30 @@ impl Pgo {
         pgo
     }
 
-    /// Whether `dir` holds a profile of model `model` trained on the model of key `base`.
-    fn trained(dir: &Path, model: &str, base: u64) -> bool {
-        let key = fs::read_to_string(dir.join(format!("{model}.key"))).unwrap_or_default();
-        key.trim() == format!("{base:016x}") && !Pgo::profiles(dir, model).is_empty()
-    }
-
-    /// What goes into a model's cache key besides `base` (the hash of everything
-    /// else): the mode and, for a model built with profiles, the profiles.
-    fn key(&self, model: &str, base: u64) -> String {
+    /// How model `model`, whose key is `base` (the hash of everything that goes into
+    /// it), is compiled; says so in a cargo warning where profiles were asked for or
+    /// are there but stale (the RTL or the build changed since `tools/pgo.sh` trained
+    /// them). An instrumented build writes `base` to `<dir>/<model>.key`, the model
+    /// its profile will belong to.
+    fn resolve(&self, model: &str, base: u64) -> ModelPgo {
         match self {
-            Pgo::Off => String::new(),
-            Pgo::Generate(d) => format!("pgo-generate:{}", d.display()),
-            Pgo::Use { dir, .. } if !Pgo::trained(dir, model, base) => String::new(),
-            Pgo::Use { dir, .. } => {
-                let mut k = format!("pgo-use:{}", dir.display());
-                for f in Pgo::profiles(dir, model) {
-                    let bytes = fs::read(&f).unwrap_or_default();
-                    let _ = write!(k, " {}:{:016x}", f.display(), fnv(&bytes));
-                }
-                k
-            }
-        }
-    }
-
-    /// The profile files of a model, sorted (none: the model is built without them).
-    fn profiles(dir: &Path, model: &str) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = fs::read_dir(dir.join(model))
-            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
-            .unwrap_or_default();
-        files.sort();
-        files
-    }
-
-    /// GCC options for model `model` of key `base` built in `mdir`: profile names
-    /// relative to the build folder, so that a build in another folder (another
-    /// cache key) finds them.
-    fn cflags(&self, model: &str, base: u64, mdir: &Path) -> Option<String> {
-        let prefix = format!("-fprofile-prefix-path={}", mdir.display());
-        match self {
-            Pgo::Off => None,
+            Pgo::Off => ModelPgo::None,
             Pgo::Generate(d) => {
                 let _ = fs::create_dir_all(d);
                 let key = d.join(format!("{model}.key"));
                 if let Err(e) = fs::write(&key, format!("{base:016x}\n")) {
                     fail(format!("cannot write {}: {e}", key.display()));
                 }
-                Some(format!(
-                    "-fprofile-generate={} {prefix}",
-                    d.join(model).display()
-                ))
+                ModelPgo::Instrumented(d.join(model))
             }
-            Pgo::Use { dir, named } if !Pgo::trained(dir, model, base) => {
-                // Say so where profiles were asked for or are there but stale (the RTL
-                // or the build changed since `tools/pgo.sh` trained them).
-                let stale = dir.join(format!("{model}.key")).exists();
+            Pgo::Use { dir, named } => {
+                let key_file = dir.join(format!("{model}.key"));
+                let key = fs::read_to_string(&key_file).unwrap_or_default();
+                let profiles = Pgo::profiles(dir, model);
+                if key.trim() == format!("{base:016x}") && !profiles.is_empty() {
+                    return ModelPgo::Trained(dir.join(model), profiles);
+                }
+                let stale = key_file.exists();
                 if *named || stale {
                     println!(
                         "cargo:warning=model {model} built without profile feedback: {} holds {} \
@@ -290,15 +259,74 @@ impl Pgo {
                         }
                     );
                 }
-                None
+                ModelPgo::None
+            }
+        }
+    }
+
+    /// The profile files of a model, sorted (none: the model is built without them).
+    fn profiles(dir: &Path, model: &str) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(dir.join(model))
+            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+}
+
+/// How one model's C++ is compiled ([`Pgo::resolve`]).
+enum ModelPgo {
+    /// Without profile feedback.
+    None,
+    /// Instrumented, writing its profile under the folder.
+    Instrumented(PathBuf),
+    /// With the profile under the folder (its files, sorted).
+    Trained(PathBuf, Vec<PathBuf>),
+}
+
+impl ModelPgo {
+    /// What goes into the model's cache key besides everything else: the mode and, for a
+    /// model built with a profile, the profile.
+    fn key(&self) -> String {
+        match self {
+            ModelPgo::None => String::new(),
+            ModelPgo::Instrumented(d) => format!("pgo-generate:{}", d.display()),
+            ModelPgo::Trained(d, files) => {
+                let mut k = format!("pgo-use:{}", d.display());
+                for f in files {
+                    let bytes = fs::read(f).unwrap_or_default();
+                    let _ = write!(k, " {}:{:016x}", f.display(), fnv(&bytes));
+                }
+                k
+            }
+        }
+    }
+
+    /// GCC options for the model built in `mdir`: profile names relative to the build
+    /// folder, so that a build in another folder (another cache key) finds them.
+    fn cflags(&self, mdir: &Path) -> Option<String> {
+        let prefix = format!("-fprofile-prefix-path={}", mdir.display());
+        match self {
+            ModelPgo::None => None,
+            ModelPgo::Instrumented(d) => {
+                Some(format!("-fprofile-generate={} {prefix}", d.display()))
             }
             // A function whose code differs from the profile's (a C++ compiler or Verilator
             // other than the one that trained it) is compiled without, not an error.
-            Pgo::Use { dir, .. } => Some(format!(
+            ModelPgo::Trained(d, _) => Some(format!(
                 "-fprofile-use={} {prefix} -fprofile-correction -Wno-missing-profile \
                  -Wno-error=coverage-mismatch",
-                dir.join(model).display()
+                d.display()
             )),
+        }
+    }
+
+    /// `ModelInfo::profile` of the model, as Rust source.
+    fn profile(&self) -> &'static str {
+        match self {
+            ModelPgo::None => "Profile::None",
+            ModelPgo::Instrumented(_) => "Profile::Instrumented",
+            ModelPgo::Trained(..) => "Profile::Trained",
         }
     }
 }
@@ -570,20 +598,15 @@ fn main() {
             key.push_str(&fs::read_to_string(f).unwrap_or_default());
         }
         let base = fnv(key.as_bytes());
-        key.push_str(&pgo.key(&b.name, base));
+        let mpgo = pgo.resolve(&b.name, base);
+        key.push_str(&mpgo.key());
         let mdir = cache_dir(&out).join(format!("{}-{:016x}", b.name, fnv(key.as_bytes())));
         cmd.arg("-Mdir").arg(&mdir);
         // Profile feedback (after the key: the options name the build folder).
-        let flags = pgo.cflags(&b.name, base, &mdir);
-        // How the model's C++ was compiled, for `ModelInfo::profile`.
-        let profile = match (&pgo, &flags) {
-            (Pgo::Generate(_), _) => "Profile::Instrumented",
-            (Pgo::Use { .. }, Some(_)) => "Profile::Trained",
-            _ => "Profile::None",
-        };
-        if let Some(f) = &flags {
-            cmd.args(["-CFLAGS", f]);
+        if let Some(f) = mpgo.cflags(&mdir) {
+            cmd.args(["-CFLAGS", &f]);
         }
+        let profile = mpgo.profile();
         let done = mdir.join(format!("lib{prefix}.a"));
         if !done.exists() {
             fs::create_dir_all(&mdir)
