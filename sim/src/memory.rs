@@ -34,6 +34,21 @@ const CHUNK_MIN_PAGES: usize = (64 << 10) / PAGE;
 /// Largest chunk, in pages (32 MiB).
 const CHUNK_MAX_PAGES: usize = (32 << 20) / PAGE;
 
+/// Bytes of a line, the unit of [`SparseMemory::read_lines`] and [`SparseMemory::write_lines`].
+const LINE: usize = 16;
+
+/// The bytes of a 16-byte line whose strobe bit is set, as a mask of the line's little-endian
+/// number (strobe bit `i` → bits `8 i .. 8 i + 8`).
+fn strobe_mask(strobe: u16) -> u128 {
+    (0..LINE).fold(0, |m, i| {
+        if strobe >> i & 1 == 1 {
+            m | 0xFF << (8 * i)
+        } else {
+            m
+        }
+    })
+}
+
 /// The backing store of a run of pages.
 enum Chunk {
     /// An anonymous memory map (zeroed by the kernel on first touch).
@@ -117,6 +132,9 @@ pub struct SparseMemory {
     chunks: Vec<Chunk>,
     /// Pages handed out from the last chunk.
     last_used: usize,
+    /// The page [`SparseMemory::write_lines`] wrote last and where it lives: a hub writes a row
+    /// beat after beat into one page, and only the first beat looks the page up.
+    last_write: Option<(u64, Loc)>,
     /// Reserves not yet used, in the order they were added.
     spare: VecDeque<Chunk>,
 }
@@ -256,6 +274,68 @@ impl SparseMemory {
         self.write(addr, &line);
     }
 
+    /// Reads `out.len()` consecutive 16-byte lines from `addr`, each as a little-endian number
+    /// (line `i` at `addr + 16 i`): [`SparseMemory::read`] a line at a time, with one page
+    /// look-up and no byte copies where the lines lie in one page (a memory beat).
+    pub fn read_lines(&self, addr: u64, out: &mut [u128]) {
+        let off = (addr as usize) & (PAGE - 1);
+        if off + LINE * out.len() <= PAGE {
+            match self.index.get(&(addr >> PAGE_BITS)) {
+                Some(&loc) => {
+                    let page = &self.page(loc)[off..];
+                    for (line, bytes) in out.iter_mut().zip(page.chunks_exact(LINE)) {
+                        *line = u128::from_le_bytes(bytes.try_into().expect("a 16-byte line"));
+                    }
+                }
+                None => out.fill(0),
+            }
+            return;
+        }
+        for (i, line) in out.iter_mut().enumerate() {
+            let mut b = [0u8; LINE];
+            self.read(addr + (LINE * i) as u64, &mut b);
+            *line = u128::from_le_bytes(b);
+        }
+    }
+
+    /// Writes consecutive 16-byte lines from `addr`, each a little-endian number with its byte
+    /// strobes (line `i` at `addr + 16 i`, `data[i]` under `strobe[i]`; `data` and `strobe` are as
+    /// long): [`SparseMemory::write_line`] a line at a time, with one page look-up where the lines
+    /// lie in one page (a memory beat).
+    pub fn write_lines(&mut self, addr: u64, data: &[u128], strobe: &[u16]) {
+        debug_assert_eq!(data.len(), strobe.len());
+        let off = (addr as usize) & (PAGE - 1);
+        if off + LINE * data.len() > PAGE {
+            for (i, (d, s)) in data.iter().zip(strobe).enumerate() {
+                self.write_line(addr + (LINE * i) as u64, &d.to_le_bytes(), *s);
+            }
+            return;
+        }
+        let page = addr >> PAGE_BITS;
+        let loc = match self.last_write {
+            Some((p, loc)) if p == page => loc,
+            _ => {
+                let loc = match self.index.get(&page) {
+                    Some(&loc) => loc,
+                    None => self.alloc(page),
+                };
+                self.last_write = Some((page, loc));
+                loc
+            }
+        };
+        let bytes = &mut self.page_mut(loc)[off..];
+        for ((line, d), s) in bytes.chunks_exact_mut(LINE).zip(data).zip(strobe) {
+            let line: &mut [u8; LINE] = line.try_into().expect("a 16-byte line");
+            let v = if *s == u16::MAX {
+                *d
+            } else {
+                let keep = !strobe_mask(*s);
+                (u128::from_le_bytes(*line) & keep) | (d & !keep)
+            };
+            *line = v.to_le_bytes();
+        }
+    }
+
     /// Reads a little-endian 32-bit word.
     pub fn read_u32(&self, addr: u64) -> u32 {
         let mut b = [0u8; 4];
@@ -300,6 +380,54 @@ mod tests {
         assert_eq!(m.get(0x100, 16), Some(&l[..]));
         assert_eq!(m.get(PAGE as u64 - 8, 16), None, "crosses a page");
         assert_eq!(m.get(0x10_0000, 16), None, "not resident");
+    }
+
+    /// `write_lines` and `read_lines` do what `write_line` and `read` do a line at a time: beats
+    /// of 1 to 5 lines at every line offset of a page (those that cross into the next page, or
+    /// into one not resident, included), with full, partial and empty strobes.
+    #[test]
+    fn line_beats_match_line_by_line_access() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut fast, mut slow) = (SparseMemory::new(), SparseMemory::new());
+        for round in 0..3u64 {
+            for n in 1..=5usize {
+                for line in 0..PAGE / LINE {
+                    let addr = (round * 3 + n as u64) * PAGE as u64 * 2 + (LINE * line) as u64;
+                    let data: Vec<u128> = (0..n)
+                        .map(|_| u128::from(next()) << 64 | u128::from(next()))
+                        .collect();
+                    let strobe: Vec<u16> = (0..n)
+                        .map(|_| match next() % 4 {
+                            0 => u16::MAX,
+                            1 => 0,
+                            _ => next() as u16,
+                        })
+                        .collect();
+                    fast.write_lines(addr, &data, &strobe);
+                    for (i, (d, s)) in data.iter().zip(&strobe).enumerate() {
+                        slow.write_line(addr + (LINE * i) as u64, &d.to_le_bytes(), *s);
+                    }
+                    let mut got = vec![0u128; n + 1];
+                    fast.read_lines(addr, &mut got);
+                    let want: Vec<u128> = (0..=n)
+                        .map(|i| {
+                            let mut b = [0u8; LINE];
+                            slow.read(addr + (LINE * i) as u64, &mut b);
+                            u128::from_le_bytes(b)
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{n} lines at {addr:#x}");
+                }
+            }
+        }
+        assert_eq!(fast.pages(), slow.pages());
+        assert_eq!(strobe_mask(0x8001), 0xFF << 120 | 0xFF);
     }
 
     /// Enough scattered pages for several chunks, memory maps among them: every

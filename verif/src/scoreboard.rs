@@ -96,17 +96,33 @@ impl BeatLines {
         lines: impl IntoIterator<Item = (u128, u16)>,
     ) -> SmallVec<[BeatLines; 1]> {
         let mut out = SmallVec::<[BeatLines; 1]>::new();
-        for (i, (data, strobe)) in lines.into_iter().enumerate() {
-            let k = i % BEAT_LINES;
-            if k == 0 {
-                out.push(BeatLines::new(addr + 16 * i as u64, write));
-            }
-            let b = out.last_mut().expect("a beat was started");
-            b.data[k] = data;
-            b.strobe[k] = strobe;
-            b.len += 1;
+        for (data, strobe) in lines {
+            BeatLines::push_line(&mut out, addr, write, data, strobe);
         }
         out
+    }
+
+    /// Adds the next line of a beat at `addr` to `beats`, the events that carry it so far
+    /// ([`BeatLines::split`] a line at a time, for a reader that has no list of the lines).
+    pub fn push_line(
+        beats: &mut SmallVec<[BeatLines; 1]>,
+        addr: u64,
+        write: bool,
+        data: u128,
+        strobe: u16,
+    ) {
+        let b = match beats.last_mut() {
+            Some(b) if (b.len as usize) < BEAT_LINES => b,
+            _ => {
+                let i = beats.len() * BEAT_LINES;
+                beats.push(BeatLines::new(addr + 16 * i as u64, write));
+                beats.last_mut().expect("a beat was started")
+            }
+        };
+        let k = b.len as usize;
+        b.data[k] = data;
+        b.strobe[k] = strobe;
+        b.len += 1;
     }
 
     /// The line accesses, in address order.

@@ -421,8 +421,13 @@ fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
-/// A memory request as the bench reads it: (write, address, the lines' data and strobes, lines).
-type MemRequest = (bool, u64, smallvec::SmallVec<[(u128, u16); 4]>, usize);
+/// A memory request as the bench reads it: the line count on the port, and the lines (at most
+/// `MemLines`) as the events that carry them to the scoreboard.
+#[derive(Debug)]
+struct MemRequest {
+    lines: usize,
+    beats: smallvec::SmallVec<[BeatLines; 1]>,
+}
 
 /// Prints a port's transfers of a cycle (`DYSHARP_TRACE`): a request flit taken, a response or
 /// hub request flit delivered (with `last`), a memory request, a read beat taken.
@@ -813,26 +818,28 @@ impl Bench {
         };
         let rsp_flit = flit(rsp_fire, p.rsp_data, p.rsp_last);
         let mon_flit = flit(mon, p.mon_data, p.mon_last);
-        // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i).
+        // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i), read into
+        // the events that carry it to the scoreboard (a read's lines carry no data).
         let w = self.mem_lines;
-        let mem_req: MemRequest = if mem_fire {
+        let mut mem_req: Option<MemRequest> = None;
+        if mem_fire {
             let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
-            (
-                s.bit(p.mem_we, q),
-                s.get_bits(p.mem_addr, 48 * q, 48) as u64,
-                (0..lines.min(w))
-                    .map(|i| {
-                        (
-                            s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
-                            s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
-                        )
-                    })
-                    .collect::<smallvec::SmallVec<[(u128, u16); 4]>>(),
-                lines,
-            )
-        } else {
-            (false, 0, smallvec::SmallVec::new(), 0)
-        };
+            let we = s.bit(p.mem_we, q);
+            let addr = s.get_bits(p.mem_addr, 48 * q, 48) as u64;
+            let mut beats = smallvec::SmallVec::new();
+            for i in 0..lines.min(w) {
+                let (data, strobe) = if we {
+                    (
+                        s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
+                        s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
+                    )
+                } else {
+                    (0, 0)
+                };
+                BeatLines::push_line(&mut beats, addr, we, data, strobe);
+            }
+            mem_req = Some(MemRequest { lines, beats });
+        }
         if req_fire {
             if self.gpus[q].next == 0 {
                 self.first_accept = now;
@@ -868,38 +875,33 @@ impl Bench {
                 req_fire,
                 rsp_fire.then_some(rsp_flit),
                 mon.then_some(mon_flit),
-                mem_fire.then_some(&mem_req),
+                mem_req.as_ref(),
                 mrsp_fire,
             );
         }
         if mrsp_fire {
             self.gpus[q].reads.pop_front();
         }
-        if mem_fire {
-            let (we, addr, wlines, lines) = mem_req;
+        if let Some(MemRequest { lines, beats }) = mem_req {
             if lines == 0 || lines > w {
                 return Err(self.mismatch(format!(
                     "hub {q} memory request of {lines} lines (MemLines = {w})"
                 )));
             }
             let g = &mut self.gpus[q];
-            if we {
+            let addr = beats[0].addr;
+            if beats[0].write {
                 self.last_effect = now;
                 if let Some(f) = &self.feed {
                     f.top_up(&mut g.mem);
                 }
-                for (i, &(wdata, wstrb)) in wlines.iter().enumerate() {
-                    let a = addr + 16 * i as u64;
-                    g.mem.write_line(a, &wdata.to_le_bytes(), wstrb);
+                for b in &beats {
+                    let n = b.len as usize;
+                    g.mem.write_lines(b.addr, &b.data[..n], &b.strobe[..n]);
                 }
             } else {
-                let mut data = smallvec::SmallVec::<[u128; 4]>::new();
-                for i in 0..lines {
-                    let a = addr + 16 * i as u64;
-                    let mut line = [0u8; 16];
-                    g.mem.read(a, &mut line);
-                    data.push(u128::from_le_bytes(line));
-                }
+                let mut data = smallvec::smallvec![0u128; lines];
+                g.mem.read_lines(addr, &mut data);
                 let (lo, hi) = self.cfg.mem_latency;
                 let lat = if hi > lo {
                     self.rng.gen_range(lo..=hi)
@@ -910,14 +912,8 @@ impl Bench {
                 let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
                 g.reads.push_back((t, data));
             }
-            // The golden model logs 16-byte lines: a beat is checked line by line (a read's
-            // lines carry no data).
-            let seen = if we {
-                wlines
-            } else {
-                smallvec::smallvec![(0, 0); lines]
-            };
-            for beat in BeatLines::split(addr, we, seen) {
+            // The golden model logs 16-byte lines: a beat is checked line by line.
+            for beat in beats {
                 self.sb.push(now, Event::Mem { q, lines: beat })?;
             }
         }
