@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::mpsc;
 
-/// Flits reserved for a frame being received (a DYN_ST of 8 targets is 19 flits): the frame
-/// then grows without reallocating.
+/// Flits reserved for the frames a port receives (a DYN_ST of 8 targets is 19 flits): the buffers
+/// serve frame after frame (the scoreboard copies each) without reallocating.
 const FRAME_CAP: usize = 32;
 
 /// Bytes of a memory reserve made for a GPU memory on the feeder thread ([`ReserveFeed`]).
@@ -521,7 +521,13 @@ impl Bench {
             sim,
             p,
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
-            gpus: (0..n).map(|_| Gpu::default()).collect(),
+            gpus: (0..n)
+                .map(|_| Gpu {
+                    rsp: Vec::with_capacity(FRAME_CAP),
+                    mon: Vec::with_capacity(FRAME_CAP),
+                    ..Gpu::default()
+                })
+                .collect(),
             golden_cfg: gcfg,
             sb,
             stats: RunStats::default(),
@@ -850,22 +856,30 @@ impl Bench {
             if g.next == g.source.front().map_or(0, |f| f.len()) {
                 g.next = 0;
                 let frame = g.source.pop_front().expect("frame");
-                self.sb.push(now, Event::FrameIn { port: q, frame })?;
+                self.sb.push(
+                    now,
+                    Event::FrameIn {
+                        port: q,
+                        frame: &frame,
+                    },
+                )?;
             }
         }
         if rsp_fire {
             self.last_effect = now;
             self.gpus[q].rsp.push(rsp_flit.0);
             if rsp_flit.1 {
-                let frame = std::mem::replace(&mut self.gpus[q].rsp, Vec::with_capacity(FRAME_CAP));
+                let frame = &self.gpus[q].rsp;
                 self.sb.push(now, Event::SmResponse { q, frame })?;
+                self.gpus[q].rsp.clear();
             }
         }
         if mon {
             self.gpus[q].mon.push(mon_flit.0);
             if mon_flit.1 {
-                let frame = std::mem::replace(&mut self.gpus[q].mon, Vec::with_capacity(FRAME_CAP));
+                let frame = &self.gpus[q].mon;
                 self.sb.push(now, Event::HubRequest { q, frame })?;
+                self.gpus[q].mon.clear();
             }
         }
         if self.trace {

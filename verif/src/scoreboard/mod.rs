@@ -23,29 +23,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-/// Something the bench observed on the RTL.
-#[derive(Debug)]
-pub enum Event {
+mod words;
+
+/// Something the bench observed on the RTL (the frames' flits stay the bench's: a threaded
+/// scoreboard copies them into its batch, [`words`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event<'a> {
     /// A frame the RTL accepted completely at SM `port`.
     FrameIn {
         /// SM port.
         port: usize,
         /// Its flits.
-        frame: Vec<Flit>,
+        frame: &'a [Flit],
     },
     /// A request packet hub `q` received (monitor tap).
     HubRequest {
         /// Hub.
         q: usize,
         /// Its flits.
-        frame: Vec<Flit>,
+        frame: &'a [Flit],
     },
     /// A response packet SM `q` received.
     SmResponse {
         /// SM port.
         q: usize,
         /// Its flits.
-        frame: Vec<Flit>,
+        frame: &'a [Flit],
     },
     /// One memory beat of hub `q`, as 16-byte line accesses.
     Mem {
@@ -62,8 +65,7 @@ pub const BEAT_LINES: usize = 4;
 
 /// Up to [`BEAT_LINES`] consecutive 16-byte lines of one memory beat, as the bench saw them. Plain
 /// arrays rather than a [`MemAccess`] per line: the bench hands several beats per cycle over to
-/// the checker (on its thread: through memory the other core reads), at 96 bytes a beat instead
-/// of 208.
+/// the checker (on its thread: through memory the other core reads, [`words`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BeatLines {
     /// Address of the first line.
@@ -229,15 +231,15 @@ impl Checker {
     }
 
     /// Checks one event observed in `cycle`.
-    pub fn apply(&mut self, cycle: u64, ev: Event) -> Result<(), TbError> {
+    pub fn apply(&mut self, cycle: u64, ev: Event<'_>) -> Result<(), TbError> {
         self.cycle = cycle;
         match ev {
             Event::FrameIn { port, frame } => {
-                self.frame_in(port, &frame);
+                self.frame_in(port, frame);
                 Ok(())
             }
-            Event::HubRequest { q, frame } => self.hub_request(q, &frame),
-            Event::SmResponse { q, frame } => self.sm_response(q, &frame),
+            Event::HubRequest { q, frame } => self.hub_request(q, frame),
+            Event::SmResponse { q, frame } => self.sm_response(q, frame),
             Event::Mem { q, lines } => {
                 self.ports[q].mem_seen.extend(lines.accesses());
                 self.check_mem(q)
@@ -468,14 +470,17 @@ impl Checker {
     }
 }
 
-/// Events per batch sent to the checker thread (a few hundred cycles of traffic: the thread is
-/// woken once per batch).
-const BATCH: usize = 1024;
+/// Words per batch sent to the checker thread ([`words`]; 64 KiB, about a hundred cycles of
+/// `top_p8` at line rate: the thread is woken once per batch).
+const BATCH_WORDS: usize = 4096;
+/// Room a batch has beyond [`BATCH_WORDS`]: the last event may pass it (a frame longer than this
+/// grows the batch once).
+const BATCH_SLACK: usize = 64;
 /// Batches in flight before the bench waits for the checker thread.
 const IN_FLIGHT: usize = 16;
 
 enum Msg {
-    Batch(Vec<(u64, Event)>),
+    Batch(Vec<u128>),
     Flush,
 }
 
@@ -494,8 +499,9 @@ struct Worker {
     tx: Option<mpsc::SyncSender<Msg>>,
     acks: mpsc::Receiver<()>,
     /// Emptied batches the thread hands back, reused (no allocation freed on the other thread).
-    spent: mpsc::Receiver<Vec<(u64, Event)>>,
-    batch: Vec<(u64, Event)>,
+    spent: mpsc::Receiver<Vec<u128>>,
+    /// Events not yet sent, as [`words`].
+    batch: Vec<u128>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -523,7 +529,7 @@ impl Worker {
                         Msg::Batch(mut b) => {
                             let mut g = lock(&s);
                             if !g.stopped {
-                                for (cycle, ev) in b.drain(..) {
+                                for (cycle, ev) in words::decode(&b) {
                                     if let Err(e) = g.chk.apply(cycle, ev) {
                                         g.error = Some(e);
                                         g.stopped = true;
@@ -552,7 +558,7 @@ impl Worker {
             tx: Some(tx),
             acks,
             spent,
-            batch: Vec::with_capacity(BATCH),
+            batch: Vec::with_capacity(BATCH_WORDS + BATCH_SLACK),
             handle: Some(handle),
         }
     }
@@ -569,7 +575,7 @@ impl Worker {
             let fresh = self
                 .spent
                 .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH_WORDS + BATCH_SLACK));
             let b = std::mem::replace(&mut self.batch, fresh);
             self.send(Msg::Batch(b));
         }
@@ -666,13 +672,13 @@ impl Scoreboard {
 
     /// Checks an event observed in `cycle` (on the thread: queues it, and returns a mismatch
     /// the thread found in an earlier event).
-    pub fn push(&mut self, cycle: u64, ev: Event) -> Result<(), TbError> {
+    pub fn push(&mut self, cycle: u64, ev: Event<'_>) -> Result<(), TbError> {
         match &mut self.0 {
             Mode::Inline(c) => c.apply(cycle, ev),
             Mode::Off(_) => Ok(()),
             Mode::Thread(w) => {
-                w.batch.push((cycle, ev));
-                if w.batch.len() >= BATCH {
+                words::encode(&mut w.batch, cycle, &ev);
+                if w.batch.len() >= BATCH_WORDS {
                     w.send_batch();
                 }
                 match w.take_error() {
@@ -733,7 +739,7 @@ mod tests {
                 7,
                 Event::SmResponse {
                     q: 1,
-                    frame: stray.clone(),
+                    frame: &stray,
                 },
             )
             .unwrap_err();
@@ -747,7 +753,7 @@ mod tests {
             7,
             Event::SmResponse {
                 q: 1,
-                frame: stray.clone(),
+                frame: &stray,
             },
         )
         .expect("queued, not yet checked");
@@ -757,8 +763,14 @@ mod tests {
         };
         assert!(matches!(e, TbError::Mismatch { cycle: 7, .. }), "{e}");
         // After the first mismatch the thread applies nothing more, and statistics still read.
-        t.push(8, Event::SmResponse { q: 1, frame: stray })
-            .expect("queued");
+        t.push(
+            8,
+            Event::SmResponse {
+                q: 1,
+                frame: &stray,
+            },
+        )
+        .expect("queued");
         assert_eq!(t.checker_anyway().packets_checked, 0);
     }
 
@@ -796,8 +808,14 @@ mod tests {
         let mut off = Scoreboard::off(checker());
         assert!(!off.is_threaded());
         let stray = Packet::new(Opcode::RspRead).encode();
-        off.push(7, Event::SmResponse { q: 1, frame: stray })
-            .expect("dropped, not checked");
+        off.push(
+            7,
+            Event::SmResponse {
+                q: 1,
+                frame: &stray,
+            },
+        )
+        .expect("dropped, not checked");
         let c = off.checker().expect("no mismatch");
         assert_eq!((c.packets_checked, c.frames_in), (0, 0));
         assert!(c.drained());
@@ -826,7 +844,7 @@ mod tests {
                 1,
                 Event::FrameIn {
                     port: 0,
-                    frame: w.encode(),
+                    frame: &w.encode(),
                 },
             )
             .expect("frame in");
@@ -841,7 +859,7 @@ mod tests {
                 5,
                 Event::HubRequest {
                     q: 1,
-                    frame: fwd.encode(),
+                    frame: &fwd.encode(),
                 },
             )
             .expect("the expected request");
