@@ -173,47 +173,86 @@ pub struct Sim {
     recording: Option<Vec<u32>>,
 }
 
+/// Bits `[lsb, lsb + width)` (width 1 to 128) of the port whose first word is `words[offset]`.
+/// The bench's reads (a flit, a handshake word, a bit of one) take the inlined paths.
+#[inline]
 fn get_bits(words: &[u32], offset: usize, lsb: usize, width: usize) -> u128 {
+    let (w, shift) = (offset + lsb / 32, lsb % 32);
     // A whole flit or line at a word boundary (the data ports): four plain loads.
-    if width == 128 && lsb.is_multiple_of(32) {
-        let w = &words[offset + lsb / 32..][..4];
+    if width == 128 && shift == 0 {
+        let w = &words[w..][..4];
         return w[0] as u128 | (w[1] as u128) << 32 | (w[2] as u128) << 64 | (w[3] as u128) << 96;
     }
-    // A word (or the rest of one) at a time: at most five steps for 128 bits.
+    // Within one word (a handshake word of up to 32 ports, a bit, a count).
+    if shift + width <= 32 {
+        let v = words[w] >> shift;
+        return u128::from(if width == 32 {
+            v
+        } else {
+            v & ((1 << width) - 1)
+        });
+    }
+    get_bits_spanning(words, w, shift, width)
+}
+
+/// [`get_bits`] of bits that span words: a word (or the rest of one) at a time, at most five
+/// steps for 128 bits.
+#[inline(never)]
+fn get_bits_spanning(words: &[u32], first: usize, shift: usize, width: usize) -> u128 {
     let mut v: u128 = 0;
     let mut i = 0;
     while i < width {
-        let b = lsb + i;
-        let shift = b % 32;
-        let n = (32 - shift).min(width - i);
-        let chunk = (words[offset + b / 32] >> shift) as u128 & ((1u128 << n) - 1);
+        let b = shift + i;
+        let s = b % 32;
+        let n = (32 - s).min(width - i);
+        let chunk = (words[first + b / 32] >> s) as u128 & ((1u128 << n) - 1);
         v |= chunk << i;
         i += n;
     }
     v
 }
 
+/// Sets bits `[lsb, lsb + width)` (width 1 to 128) of the port whose first word is
+/// `words[offset]` to `value`'s low bits. The bench's writes take the inlined paths.
+#[inline]
 fn set_bits(words: &mut [u32], offset: usize, lsb: usize, width: usize, value: u128) {
+    let (w, shift) = (offset + lsb / 32, lsb % 32);
     // A whole flit or line at a word boundary (the data ports): four plain stores.
-    if width == 128 && lsb.is_multiple_of(32) {
-        let w = &mut words[offset + lsb / 32..][..4];
-        for (k, x) in w.iter_mut().enumerate() {
+    if width == 128 && shift == 0 {
+        for (k, x) in words[w..][..4].iter_mut().enumerate() {
             *x = (value >> (32 * k)) as u32;
         }
         return;
     }
+    // Within one word (a handshake word of up to 32 ports, a bit).
+    if shift + width <= 32 {
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            ((1u32 << width) - 1) << shift
+        };
+        let x = &mut words[w];
+        *x = (*x & !mask) | (((value as u32) << shift) & mask);
+        return;
+    }
+    set_bits_spanning(words, w, shift, width, value);
+}
+
+/// [`set_bits`] of bits that span words, a word (or part of one) at a time.
+#[inline(never)]
+fn set_bits_spanning(words: &mut [u32], first: usize, shift: usize, width: usize, value: u128) {
     let mut i = 0;
     while i < width {
-        let b = lsb + i;
-        let w = &mut words[offset + b / 32];
-        let shift = b % 32;
-        let n = (32 - shift).min(width - i);
+        let b = shift + i;
+        let w = &mut words[first + b / 32];
+        let s = b % 32;
+        let n = (32 - s).min(width - i);
         let mask: u32 = if n == 32 {
             u32::MAX
         } else {
-            ((1u32 << n) - 1) << shift
+            ((1u32 << n) - 1) << s
         };
-        let chunk = ((value >> i) as u32) << shift;
+        let chunk = ((value >> i) as u32) << s;
         *w = (*w & !mask) | (chunk & mask);
         i += n;
     }
@@ -330,28 +369,33 @@ impl Sim {
     }
 
     /// Drives bits `[lsb, lsb + width)` of an input (held until changed).
+    #[inline]
     pub fn set_bits(&mut self, p: Port, lsb: usize, width: usize, value: u128) {
         debug_assert!(lsb + width <= p.width);
         set_bits(&mut self.inputs, p.offset, lsb, width, value);
     }
 
     /// Drives a whole input of up to 128 bits.
+    #[inline]
     pub fn set(&mut self, p: Port, value: u128) {
         set_bits(&mut self.inputs, p.offset, 0, p.width.min(128), value);
     }
 
     /// Reads bits `[lsb, lsb + width)` of an output as sampled at the last clock edge.
+    #[inline]
     pub fn get_bits(&self, p: Port, lsb: usize, width: usize) -> u128 {
         debug_assert!(lsb + width <= p.width);
         get_bits(&self.outputs, p.offset, lsb, width)
     }
 
     /// Reads a whole output of up to 128 bits.
+    #[inline]
     pub fn get(&self, p: Port) -> u128 {
         get_bits(&self.outputs, p.offset, 0, p.width.min(128))
     }
 
     /// Reads bit `i` of an output.
+    #[inline]
     pub fn bit(&self, p: Port, i: usize) -> bool {
         get_bits(&self.outputs, p.offset, i, 1) == 1
     }
