@@ -37,16 +37,29 @@ const CHUNK_MAX_PAGES: usize = (32 << 20) / PAGE;
 /// Bytes of a line, the unit of [`SparseMemory::read_lines`] and [`SparseMemory::write_lines`].
 const LINE: usize = 16;
 
+/// The byte masks of the 256 byte strobes: entry `s` has byte `i` all ones where bit `i` of `s`
+/// is set.
+const BYTE_MASKS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut s = 0;
+    while s < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if s >> i & 1 == 1 {
+                t[s] |= 0xFF << (8 * i);
+            }
+            i += 1;
+        }
+        s += 1;
+    }
+    t
+};
+
 /// The bytes of a 16-byte line whose strobe bit is set, as a mask of the line's little-endian
 /// number (strobe bit `i` → bits `8 i .. 8 i + 8`).
 fn strobe_mask(strobe: u16) -> u128 {
-    (0..LINE).fold(0, |m, i| {
-        if strobe >> i & 1 == 1 {
-            m | 0xFF << (8 * i)
-        } else {
-            m
-        }
-    })
+    u128::from(BYTE_MASKS[usize::from(strobe & 0xFF)])
+        | u128::from(BYTE_MASKS[usize::from(strobe >> 8)]) << 64
 }
 
 /// The backing store of a run of pages.
@@ -428,6 +441,12 @@ mod tests {
         }
         assert_eq!(fast.pages(), slow.pages());
         assert_eq!(strobe_mask(0x8001), 0xFF << 120 | 0xFF);
+        for s in 0..=u16::MAX {
+            let bytes = (0..16).fold(0u128, |m, i| {
+                m | ((u128::from(s >> i & 1) * 0xFF) << (8 * i))
+            });
+            assert_eq!(strobe_mask(s), bytes, "strobe {s:#06x}");
+        }
     }
 
     /// Enough scattered pages for several chunks, memory maps among them: every
