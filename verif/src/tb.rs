@@ -754,8 +754,16 @@ impl Bench {
             let data = match (g.offering, g.source.front()) {
                 (true, Some(f)) => {
                     valid |= bit;
-                    if g.next + 1 == f.len() {
-                        last |= bit;
+                    // The flit after this one, in the cache by the time it is offered (a frame's
+                    // flits were written on the stimulus thread's core).
+                    match f.get(g.next + 1) {
+                        Some(after) => prefetch(std::slice::from_ref(after)),
+                        None => {
+                            last |= bit;
+                            if let Some(next) = g.source.get(1) {
+                                prefetch(&next[..next.len().min(1)]);
+                            }
+                        }
                     }
                     f[g.next]
                 }
@@ -824,28 +832,6 @@ impl Bench {
         };
         let rsp_flit = flit(rsp_fire, p.rsp_data, p.rsp_last);
         let mon_flit = flit(mon, p.mon_data, p.mon_last);
-        // A beat of `lines` consecutive 16-byte lines (line i of the data at 128*i), read into
-        // the events that carry it to the scoreboard (a read's lines carry no data).
-        let w = self.mem_lines;
-        let mut mem_req: Option<MemRequest> = None;
-        if mem_fire {
-            let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
-            let we = s.bit(p.mem_we, q);
-            let addr = s.get_bits(p.mem_addr, 48 * q, 48) as u64;
-            let mut beats = smallvec::SmallVec::new();
-            for i in 0..lines.min(w) {
-                let (data, strobe) = if we {
-                    (
-                        s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
-                        s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
-                    )
-                } else {
-                    (0, 0)
-                };
-                BeatLines::push_line(&mut beats, addr, we, data, strobe);
-            }
-            mem_req = Some(MemRequest { lines, beats });
-        }
         if req_fire {
             if self.gpus[q].next == 0 {
                 self.first_accept = now;
@@ -889,47 +875,78 @@ impl Bench {
                 req_fire,
                 rsp_fire.then_some(rsp_flit),
                 mon.then_some(mon_flit),
-                mem_req.as_ref(),
+                mem_fire.then(|| self.mem_beats(q)).as_ref(),
                 mrsp_fire,
             );
         }
         if mrsp_fire {
             self.gpus[q].reads.pop_front();
         }
-        if let Some(MemRequest { lines, beats }) = mem_req {
-            if lines == 0 || lines > w {
-                return Err(self.mismatch(format!(
-                    "hub {q} memory request of {lines} lines (MemLines = {w})"
-                )));
-            }
-            let g = &mut self.gpus[q];
-            let addr = beats[0].addr;
-            if beats[0].write {
-                self.last_effect = now;
-                if let Some(f) = &self.feed {
-                    f.top_up(&mut g.mem);
-                }
-                for b in &beats {
-                    let n = b.len as usize;
-                    g.mem.write_lines(b.addr, &b.data[..n], &b.strobe[..n]);
-                }
+        if mem_fire {
+            self.mem_request(now, q)?;
+        }
+        Ok(())
+    }
+
+    /// The memory request hub `q` made in this cycle: its line count on the port, and its lines
+    /// (at most `MemLines`; line i of the data at 128*i) as the events that carry them to the
+    /// scoreboard (a read's lines carry no data).
+    fn mem_beats(&self, q: usize) -> MemRequest {
+        let (s, p, w) = (&self.sim, &self.p, self.mem_lines);
+        let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
+        let we = s.bit(p.mem_we, q);
+        let addr = s.get_bits(p.mem_addr, 48 * q, 48) as u64;
+        let beats = BeatLines::split_with(addr, we, lines.min(w), |i| {
+            if we {
+                (
+                    s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
+                    s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
+                )
             } else {
-                let mut data = smallvec::smallvec![0u128; lines];
-                g.mem.read_lines(addr, &mut data);
-                let (lo, hi) = self.cfg.mem_latency;
-                let lat = if hi > lo {
-                    self.rng.gen_range(lo..=hi)
-                } else {
-                    lo
-                }
-                .max(1);
-                let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
-                g.reads.push_back((t, data));
+                (0, 0)
             }
-            // The golden model logs 16-byte lines: a beat is checked line by line.
-            for beat in beats {
-                self.sb.push(now, Event::Mem { q, lines: beat })?;
+        });
+        MemRequest { lines, beats }
+    }
+
+    /// Serves the memory request hub `q` made in the cycle that started at `now` (a write lands
+    /// in its GPU memory, a read's lines are queued to return after the latency) and reports it
+    /// to the scoreboard.
+    fn mem_request(&mut self, now: u64, q: usize) -> Result<(), TbError> {
+        let MemRequest { lines, beats } = self.mem_beats(q);
+        let w = self.mem_lines;
+        if lines == 0 || lines > w {
+            return Err(self.mismatch(format!(
+                "hub {q} memory request of {lines} lines (MemLines = {w})"
+            )));
+        }
+        let g = &mut self.gpus[q];
+        let addr = beats[0].addr;
+        if beats[0].write {
+            self.last_effect = now;
+            if let Some(f) = &self.feed {
+                f.top_up(&mut g.mem);
             }
+            for b in &beats {
+                let n = b.len as usize;
+                g.mem.write_lines(b.addr, &b.data[..n], &b.strobe[..n]);
+            }
+        } else {
+            let mut data = smallvec::smallvec![0u128; lines];
+            g.mem.read_lines(addr, &mut data);
+            let (lo, hi) = self.cfg.mem_latency;
+            let lat = if hi > lo {
+                self.rng.gen_range(lo..=hi)
+            } else {
+                lo
+            }
+            .max(1);
+            let t = (now + lat).max(g.reads.back().map_or(0, |(t, _)| *t));
+            g.reads.push_back((t, data));
+        }
+        // The golden model logs 16-byte lines: a beat is checked line by line.
+        for beat in &beats {
+            self.sb.push(now, Event::Mem { q, lines: *beat })?;
         }
         Ok(())
     }

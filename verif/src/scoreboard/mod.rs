@@ -97,34 +97,31 @@ impl BeatLines {
         write: bool,
         lines: impl IntoIterator<Item = (u128, u16)>,
     ) -> SmallVec<[BeatLines; 1]> {
-        let mut out = SmallVec::<[BeatLines; 1]>::new();
-        for (data, strobe) in lines {
-            BeatLines::push_line(&mut out, addr, write, data, strobe);
-        }
-        out
+        let lines: SmallVec<[(u128, u16); BEAT_LINES]> = lines.into_iter().collect();
+        BeatLines::split_with(addr, write, lines.len(), |i| lines[i])
     }
 
-    /// Adds the next line of a beat at `addr` to `beats`, the events that carry it so far
-    /// ([`BeatLines::split`] a line at a time, for a reader that has no list of the lines).
-    pub fn push_line(
-        beats: &mut SmallVec<[BeatLines; 1]>,
+    /// [`BeatLines::split`] of a beat of `n` lines whose line `i` is `line(i)` (each line read
+    /// once, in order, straight into its event).
+    pub fn split_with(
         addr: u64,
         write: bool,
-        data: u128,
-        strobe: u16,
-    ) {
-        let b = match beats.last_mut() {
-            Some(b) if (b.len as usize) < BEAT_LINES => b,
-            _ => {
-                let i = beats.len() * BEAT_LINES;
-                beats.push(BeatLines::new(addr + 16 * i as u64, write));
-                beats.last_mut().expect("a beat was started")
+        n: usize,
+        mut line: impl FnMut(usize) -> (u128, u16),
+    ) -> SmallVec<[BeatLines; 1]> {
+        let mut out = SmallVec::<[BeatLines; 1]>::new();
+        let mut start = 0;
+        while start < n {
+            let k = (n - start).min(BEAT_LINES);
+            let mut b = BeatLines::new(addr + 16 * start as u64, write);
+            for i in 0..k {
+                (b.data[i], b.strobe[i]) = line(start + i);
             }
-        };
-        let k = b.len as usize;
-        b.data[k] = data;
-        b.strobe[k] = strobe;
-        b.len += 1;
+            b.len = k as u8;
+            out.push(b);
+            start += k;
+        }
+        out
     }
 
     /// The line accesses, in address order.
