@@ -192,6 +192,15 @@ fn get_bits(words: &[u32], offset: usize, lsb: usize, width: usize) -> u128 {
             v & ((1 << width) - 1)
         });
     }
+    // Within two words (an address).
+    if shift + width <= 64 {
+        let v = (u64::from(words[w]) | u64::from(words[w + 1]) << 32) >> shift;
+        return u128::from(if width == 64 {
+            v
+        } else {
+            v & ((1 << width) - 1)
+        });
+    }
     get_bits_spanning(words, w, shift, width)
 }
 

@@ -10,7 +10,7 @@
 //! `verif/harness/dysharp_top_tb.sv`), so allocation order and TLB state are
 //! comparable access by access.
 
-use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard};
+use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard, BEAT_LINES};
 use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
 use dysharp_sim::fabric::Fabric;
@@ -421,14 +421,6 @@ fn prefetch<T>(data: &[T]) {
     let _ = data;
 }
 
-/// A memory request as the bench reads it: the line count on the port, and the lines (at most
-/// `MemLines`) as the events that carry them to the scoreboard.
-#[derive(Debug)]
-struct MemRequest {
-    lines: usize,
-    beats: smallvec::SmallVec<[BeatLines; 1]>,
-}
-
 /// Prints a port's transfers of a cycle (`DYSHARP_TRACE`): a request flit taken, a response or
 /// hub request flit delivered (with `last`), a memory request, a read beat taken.
 #[cold]
@@ -438,7 +430,7 @@ fn trace_port(
     req: bool,
     rsp: Option<(Flit, bool)>,
     mon: Option<(Flit, bool)>,
-    mem: Option<&MemRequest>,
+    mem: Option<(bool, u64, usize)>,
     mrsp: bool,
 ) {
     if req {
@@ -450,8 +442,9 @@ fn trace_port(
     if let Some((f, last)) = mon {
         eprintln!("[{now}] switch -> hub{q} {f:032x} last={last}");
     }
-    if let Some(m) = mem {
-        eprintln!("[{now}] hub{q} mem {m:x?}");
+    if let Some((we, addr, lines)) = mem {
+        let what = if we { "write" } else { "read" };
+        eprintln!("[{now}] hub{q} mem {what} of {lines} lines at {addr:#x} (its beats follow)");
     }
     if mrsp {
         eprintln!("[{now}] mem -> hub{q} read data");
@@ -875,7 +868,7 @@ impl Bench {
                 req_fire,
                 rsp_fire.then_some(rsp_flit),
                 mon.then_some(mon_flit),
-                mem_fire.then(|| self.mem_beats(q)).as_ref(),
+                mem_fire.then(|| self.mem_head(q)),
                 mrsp_fire,
             );
         }
@@ -888,32 +881,22 @@ impl Bench {
         Ok(())
     }
 
-    /// The memory request hub `q` made in this cycle: its line count on the port, and its lines
-    /// (at most `MemLines`; line i of the data at 128*i) as the events that carry them to the
-    /// scoreboard (a read's lines carry no data).
-    fn mem_beats(&self, q: usize) -> MemRequest {
-        let (s, p, w) = (&self.sim, &self.p, self.mem_lines);
-        let lines = s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize;
-        let we = s.bit(p.mem_we, q);
-        let addr = s.get_bits(p.mem_addr, 48 * q, 48) as u64;
-        let beats = BeatLines::split_with(addr, we, lines.min(w), |i| {
-            if we {
-                (
-                    s.get_bits(p.mem_wdata, 128 * (w * q + i), 128),
-                    s.get_bits(p.mem_wstrb, 16 * (w * q + i), 16) as u16,
-                )
-            } else {
-                (0, 0)
-            }
-        });
-        MemRequest { lines, beats }
+    /// The memory request hub `q` made in this cycle: (write, address, line count on the port).
+    fn mem_head(&self, q: usize) -> (bool, u64, usize) {
+        let (s, p) = (&self.sim, &self.p);
+        (
+            s.bit(p.mem_we, q),
+            s.get_bits(p.mem_addr, 48 * q, 48) as u64,
+            s.get_bits(p.mem_lines, self.lines_w * q, self.lines_w) as usize,
+        )
     }
 
     /// Serves the memory request hub `q` made in the cycle that started at `now` (a write lands
     /// in its GPU memory, a read's lines are queued to return after the latency) and reports it
-    /// to the scoreboard.
+    /// to the scoreboard, [`BEAT_LINES`] lines an event (a read's lines carry no data). Line i
+    /// of a beat is at `128 * i` of the port's data.
     fn mem_request(&mut self, now: u64, q: usize) -> Result<(), TbError> {
-        let MemRequest { lines, beats } = self.mem_beats(q);
+        let (we, addr, lines) = self.mem_head(q);
         let w = self.mem_lines;
         if lines == 0 || lines > w {
             return Err(self.mismatch(format!(
@@ -921,15 +904,10 @@ impl Bench {
             )));
         }
         let g = &mut self.gpus[q];
-        let addr = beats[0].addr;
-        if beats[0].write {
+        if we {
             self.last_effect = now;
             if let Some(f) = &self.feed {
                 f.top_up(&mut g.mem);
-            }
-            for b in &beats {
-                let n = b.len as usize;
-                g.mem.write_lines(b.addr, &b.data[..n], &b.strobe[..n]);
             }
         } else {
             let mut data = smallvec::smallvec![0u128; lines];
@@ -945,8 +923,27 @@ impl Bench {
             g.reads.push_back((t, data));
         }
         // The golden model logs 16-byte lines: a beat is checked line by line.
-        for beat in &beats {
-            self.sb.push(now, Event::Mem { q, lines: *beat })?;
+        let (s, p) = (&self.sim, &self.p);
+        let mut start = 0;
+        while start < lines {
+            let n = (lines - start).min(BEAT_LINES);
+            let mut beat = BeatLines::new(addr + 16 * start as u64, we);
+            beat.len = n as u8;
+            if we {
+                for i in 0..n {
+                    let line = w * q + start + i;
+                    beat.data[i] = s.get_bits(p.mem_wdata, 128 * line, 128);
+                    beat.strobe[i] = s.get_bits(p.mem_wstrb, 16 * line, 16) as u16;
+                }
+                self.gpus[q]
+                    .mem
+                    .write_lines(beat.addr, &beat.data[..n], &beat.strobe[..n]);
+            }
+            if self.trace {
+                eprintln!("[{now}] hub{q} mem {beat:x?}");
+            }
+            self.sb.push(now, Event::Mem { q, lines: beat })?;
+            start += n;
         }
         Ok(())
     }
