@@ -467,9 +467,12 @@ impl Checker {
     }
 }
 
-/// Words per batch sent to the checker thread ([`words`]; 64 KiB, about a hundred cycles of
-/// `top_p8` at line rate: the thread is woken once per batch).
-const BATCH_WORDS: usize = 4096;
+/// Words per batch sent to the checker thread ([`words`]; 512 KiB, about 1,500 cycles of
+/// `top_p8` at line rate: the thread is woken once per batch). Larger batches cost the
+/// simulating thread less (`dysharp bench-sim --model top_p8`, 16 to 20 runs each: 0.868 of the
+/// C++ loop's speed with 4,096 words, 0.880 with 16,384, 0.884–0.889 with 32,768, 0.883 with
+/// 65,536; docs/perf.md).
+const BATCH_WORDS: usize = 32_768;
 /// Room a batch has beyond [`BATCH_WORDS`]: the last event may pass it (a frame longer than this
 /// grows the batch once).
 const BATCH_SLACK: usize = 64;
