@@ -10,7 +10,7 @@
 //! `verif/harness/dysharp_top_tb.sv`), so allocation order and TLB state are
 //! comparable access by access.
 
-use crate::scoreboard::{BeatLines, Checker, Event, Scoreboard, BEAT_LINES};
+use crate::scoreboard::{beat_spans, BeatLines, Checker, Event, Scoreboard};
 use crate::sim::{Port, Sim, SimError};
 use dysharp_sim::config::{Config, HubConfig};
 use dysharp_sim::fabric::Fabric;
@@ -893,8 +893,8 @@ impl Bench {
 
     /// Serves the memory request hub `q` made in the cycle that started at `now` (a write lands
     /// in its GPU memory, a read's lines are queued to return after the latency) and reports it
-    /// to the scoreboard, [`BEAT_LINES`] lines an event (a read's lines carry no data). Line i
-    /// of a beat is at `128 * i` of the port's data.
+    /// to the scoreboard, [`crate::scoreboard::BEAT_LINES`] lines an event (a read's lines carry
+    /// no data). Line i of a beat is at `128 * i` of the port's data.
     fn mem_request(&mut self, now: u64, q: usize) -> Result<(), TbError> {
         let (we, addr, lines) = self.mem_head(q);
         let w = self.mem_lines;
@@ -924,9 +924,7 @@ impl Bench {
         }
         // The golden model logs 16-byte lines: a beat is checked line by line.
         let (s, p) = (&self.sim, &self.p);
-        let mut start = 0;
-        while start < lines {
-            let n = (lines - start).min(BEAT_LINES);
+        for (start, n) in beat_spans(lines) {
             let mut beat = BeatLines::new(addr + 16 * start as u64, we);
             beat.len = n as u8;
             if we {
@@ -943,7 +941,6 @@ impl Bench {
                 eprintln!("[{now}] hub{q} mem {beat:x?}");
             }
             self.sb.push(now, Event::Mem { q, lines: beat })?;
-            start += n;
         }
         Ok(())
     }

@@ -16,7 +16,6 @@ use dysharp_sim::fabric::Fabric;
 use dysharp_sim::hub::MemAccess;
 use dysharp_sim::memory::SparseMemory;
 use dysharp_sim::packet::{decode, Flit, Origin, Packet};
-use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,40 +89,6 @@ impl BeatLines {
         }
     }
 
-    /// A beat of consecutive lines from `addr`, each `(data, strobes)` (both zero for a read),
-    /// as the events that carry it: [`BEAT_LINES`] lines an event, in order.
-    pub fn split(
-        addr: u64,
-        write: bool,
-        lines: impl IntoIterator<Item = (u128, u16)>,
-    ) -> SmallVec<[BeatLines; 1]> {
-        let lines: SmallVec<[(u128, u16); BEAT_LINES]> = lines.into_iter().collect();
-        BeatLines::split_with(addr, write, lines.len(), |i| lines[i])
-    }
-
-    /// [`BeatLines::split`] of a beat of `n` lines whose line `i` is `line(i)` (each line read
-    /// once, in order, straight into its event).
-    pub fn split_with(
-        addr: u64,
-        write: bool,
-        n: usize,
-        mut line: impl FnMut(usize) -> (u128, u16),
-    ) -> SmallVec<[BeatLines; 1]> {
-        let mut out = SmallVec::<[BeatLines; 1]>::new();
-        let mut start = 0;
-        while start < n {
-            let k = (n - start).min(BEAT_LINES);
-            let mut b = BeatLines::new(addr + 16 * start as u64, write);
-            for i in 0..k {
-                (b.data[i], b.strobe[i]) = line(start + i);
-            }
-            b.len = k as u8;
-            out.push(b);
-            start += k;
-        }
-        out
-    }
-
     /// The line accesses, in address order.
     pub fn accesses(&self) -> impl Iterator<Item = MemAccess> + '_ {
         (0..self.len as usize).map(move |i| {
@@ -139,6 +104,14 @@ impl BeatLines {
             }
         })
     }
+}
+
+/// The events a memory beat of `n` lines takes, in order: (index of the event's first line, its
+/// line count), [`BEAT_LINES`] lines an event.
+pub fn beat_spans(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n)
+        .step_by(BEAT_LINES)
+        .map(move |start| (start, (n - start).min(BEAT_LINES)))
 }
 
 /// What the golden model expects at one port.
@@ -774,14 +747,27 @@ mod tests {
         assert_eq!(t.checker_anyway().packets_checked, 0);
     }
 
-    /// A beat of six lines is two events, of four lines and of two, whose accesses are the
-    /// six in address order with their data and strobes; a read's are reads.
+    /// A beat of six lines is two events, of four lines and of two; a beat of up to four lines
+    /// is one; none, none. An event's accesses are its lines in address order with their data and
+    /// strobes; a read's are reads.
     #[test]
     fn a_long_beat_splits_into_events_in_order() {
-        let lines = (0..6u128).map(|i| (0x100 + i, 0xF0 | i as u16));
-        let beats = BeatLines::split(0x1000, true, lines);
-        assert_eq!(beats.iter().map(|b| b.len).collect::<Vec<_>>(), vec![4, 2]);
-        let got: Vec<MemAccess> = beats.iter().flat_map(|b| b.accesses()).collect();
+        let spans = |n| beat_spans(n).collect::<Vec<_>>();
+        assert_eq!(spans(6), [(0, 4), (4, 2)]);
+        assert_eq!(spans(4), [(0, 4)]);
+        assert_eq!(spans(1), [(0, 1)]);
+        assert_eq!(spans(9), [(0, 4), (4, 4), (8, 1)]);
+        assert!(spans(0).is_empty());
+        let mut got = Vec::new();
+        for (start, n) in beat_spans(6) {
+            let mut b = BeatLines::new(0x1000 + 16 * start as u64, true);
+            b.len = n as u8;
+            for i in 0..n {
+                let line = (start + i) as u128;
+                (b.data[i], b.strobe[i]) = (0x100 + line, 0xF0 | line as u16);
+            }
+            got.extend(b.accesses());
+        }
         let want: Vec<MemAccess> = (0..6u64)
             .map(|i| MemAccess::Write {
                 addr: 0x1000 + 16 * i,
@@ -790,15 +776,14 @@ mod tests {
             })
             .collect();
         assert_eq!(got, want);
-        let reads = BeatLines::split(0x40, false, [(0, 0); 3]);
-        let got: Vec<MemAccess> = reads.iter().flat_map(|b| b.accesses()).collect();
+        let mut read = BeatLines::new(0x40, false);
+        read.len = 3;
         assert_eq!(
-            got,
+            read.accesses().collect::<Vec<_>>(),
             [0x40, 0x50, 0x60]
                 .map(|addr| MemAccess::Read { addr })
                 .to_vec()
         );
-        assert!(BeatLines::split(0, true, []).is_empty());
     }
 
     /// Switched off, the scoreboard drops what it is given: a stray response is no mismatch and
