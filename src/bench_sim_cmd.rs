@@ -16,6 +16,10 @@ pub struct BenchSimArgs {
     /// Cycles of traffic the bench runs (after reset).
     #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     cycles: u64,
+    /// Cycles every way runs first, untimed (after reset): the speeds are a long run's, without
+    /// what a run pays once when it starts (first pages of memory, the allocators' first blocks).
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=100_000_000))]
+    warmup: u64,
     /// Seed of the stimulus and of the model's random initial state (non-zero).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     seed: u64,
@@ -57,19 +61,26 @@ pub fn run(args: &BenchSimArgs) -> Result<(), CliError> {
         Some(_) => {}
     }
     eprintln!(
-        "bench-sim {}: {} cycles each way, the ways taking turns (the bench with its scoreboard \
+        "bench-sim {}: {} cycles each way after {} untimed, the ways taking turns (the bench with its scoreboard \
          inline and on its thread where a core is left for it, without it, and two replays of its \
          inputs){} ...",
         args.model,
         args.cycles,
+        args.warmup,
         if args.repeat > 1 {
             format!("; {} times", args.repeat)
         } else {
             String::new()
         }
     );
-    let r = bench_sim(&args.model, args.cycles, args.seed, args.repeat as usize)
-        .map_err(|e| CliError::Message(format!("bench-sim {}: {e}", args.model)))?;
+    let r = bench_sim(
+        &args.model,
+        args.cycles,
+        args.warmup,
+        args.seed,
+        args.repeat as usize,
+    )
+    .map_err(|e| CliError::Message(format!("bench-sim {}: {e}", args.model)))?;
     if args.json {
         let text = serde_json::to_string_pretty(&r).expect("the report serialises");
         outln!("{text}");
@@ -84,10 +95,11 @@ fn print_text(r: &BenchSimReport) {
         .load_average
         .map_or("unknown".into(), |l| format!("{l:.2}"));
     outln!(
-        "{}, {}: {} cycles of random legal traffic at line rate, {} packets checked (load average {load})",
+        "{}, {}: {} cycles of random legal traffic at line rate after {} of warm-up, {} packets checked (load average {load})",
         r.model,
         r.profile.describe(),
         r.cycles,
+        r.warmup_cycles,
         r.packets_checked
     );
     if r.repeat > 1 {

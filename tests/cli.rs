@@ -323,6 +323,8 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
         "top_p4",
         "--cycles",
         "3000",
+        "--warmup",
+        "700",
         "--repeat",
         "3",
         "--json",
@@ -330,6 +332,7 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(j["model"], "top_p4");
     assert_eq!(j["cycles"], 3000);
+    assert_eq!(j["warmup_cycles"], 700);
     // How the model was compiled: a test build is never the instrumented training build.
     assert!(
         matches!(j["profile"].as_str(), Some("none" | "trained")),
@@ -360,9 +363,18 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
         (speed("ratio") - ratio).abs() < 1e-9 * ratio.max(1.0),
         "{j}"
     );
-    let text = ok(&["bench-sim", "--model", "top_p4", "--cycles", "200"]);
+    let text = ok(&[
+        "bench-sim",
+        "--model",
+        "top_p4",
+        "--cycles",
+        "200",
+        "--warmup",
+        "0",
+    ]);
     assert!(
-        text.contains("C++ loop")
+        text.contains("after 0 of warm-up")
+            && text.contains("C++ loop")
             && text.contains("no scoreboard")
             && text.contains("ratio")
             && text.contains("profile feedback"),
@@ -377,13 +389,17 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
         "--repeat",
         "2",
     ]);
-    assert!(text.contains("median of 2 runs"), "{text}");
+    assert!(
+        text.contains("median of 2 runs") && text.contains("after 2000 of warm-up"),
+        "{text}"
+    );
     for (args, needle) in [
         (&["bench-sim", "--model", "top_p9"][..], "top_p9"),
         (&["bench-sim", "--model", "switch_p4"][..], "dysharp_top"),
         (&["bench-sim", "--cycles", "0"][..], "--cycles"),
         (&["bench-sim", "--seed", "0"][..], "--seed"),
         (&["bench-sim", "--repeat", "0"][..], "--repeat"),
+        (&["bench-sim", "--warmup", "many"][..], "--warmup"),
     ] {
         let e = err(args);
         assert!(e.contains(needle), "{args:?}: {e}");

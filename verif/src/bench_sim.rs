@@ -15,6 +15,10 @@
 //!
 //! The ways take turns, a part of the cycles each ([`measure_once`]), so that a machine whose
 //! speed drifts weighs on all of them alike and their ratios are stable where the speeds are not.
+//! Before the timed parts every way runs a warm-up of a few thousand cycles, untimed: the speeds
+//! are those of a long run (a regression's), without what a run pays once when it starts, the
+//! bench more than the replays (its memories' first pages, the allocators' first blocks; on this
+//! VM one step of the bench has taken 9 ms then, 400 times a step's usual time).
 //!
 //! The bench runs with the scoreboard inline (between the cycles, one core), where the machine
 //! has a core more than the model's threads (two cores for a single-threaded model, three for a
@@ -40,9 +44,12 @@ pub struct BenchSimReport {
     pub model: String,
     /// How the model's C++ was compiled (with profile feedback or without).
     pub profile: Profile,
-    /// Cycles run by the bench after reset (the replays also run the reset cycles).
+    /// Cycles timed, after the warm-up.
     pub cycles: u64,
-    /// Packets the scoreboard checked in run 1 (the same in every repetition).
+    /// Cycles every way ran before the timed ones, untimed (after reset; the replays also run
+    /// the reset cycles).
+    pub warmup_cycles: u64,
+    /// Packets the scoreboard checked in run 1, the warm-up's too (the same in every repetition).
     pub packets_checked: u64,
     /// Run 1: the Rust bench with the full scoreboard (on its own thread if `check_thread`).
     pub rust_cycles_per_s: f64,
@@ -100,11 +107,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs the three measurements on `model` (a `dysharp_top` model) for `cycles` cycles of
-/// traffic, `repeat` times (at least once), and reports the median of each speed.
+/// Runs the three measurements on `model` (a `dysharp_top` model) for `cycles` timed cycles of
+/// traffic after `warmup` untimed ones, `repeat` times (at least once), and reports the median
+/// of each speed.
 pub fn bench_sim(
     model: &str,
     cycles: u64,
+    warmup: u64,
     seed: u64,
     repeat: usize,
 ) -> Result<BenchSimReport, TbError> {
@@ -114,12 +123,12 @@ pub fn bench_sim(
     let mut runs = Vec::new();
     let mut first: Option<(u64, bool)> = None;
     for _ in 0..repeat.max(1) {
-        let (run, packets, check_thread) = measure_once(model, cycles, seed)?;
+        let (run, packets, check_thread) = measure_once(model, cycles, warmup, seed)?;
         match first {
             None => first = Some((packets, check_thread)),
             Some((p, _)) if p != packets => {
                 return Err(TbError::Mismatch {
-                    cycle: cycles,
+                    cycle: warmup + cycles,
                     what: format!(
                         "a repetition checked {packets} packets, the first {p}: the bench is \
                          not deterministic for its seed"
@@ -139,6 +148,7 @@ pub fn bench_sim(
         model: model.into(),
         profile: ModelInfo::find(model).map_or(Profile::None, |m| m.profile),
         cycles,
+        warmup_cycles: warmup,
         packets_checked,
         rust_cycles_per_s: rust,
         rust_inline_cycles_per_s: of(|r| r.rust_inline_cycles_per_s),
@@ -335,12 +345,18 @@ impl BenchRun {
 
 /// One measurement: the speeds, the packets checked and whether the scoreboard had a thread.
 ///
-/// Every way is set up (and out of reset) before any is timed, and then they take turns: each
+/// Every way is set up (and out of reset) and runs `warmup` cycles before any is timed (the
+/// threaded scoreboard catching up), and then they take turns: each
 /// runs a part ([`PARTS`] parts in all) of its cycles before the next one does, the two replays
 /// replaying the part the inline bench just recorded. The speeds are each way's cycles over its
 /// own time, and since the ways share the machine's slow and fast periods alike (this VM's speed
 /// drifts by up to 2x within seconds), their ratios hold where the speeds themselves move.
-fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64, bool), TbError> {
+fn measure_once(
+    model: &str,
+    cycles: u64,
+    warmup: u64,
+    seed: u64,
+) -> Result<(BenchSimRun, u64, bool), TbError> {
     let mut inline = BenchRun::new(model, seed, true, false, true)?;
     // The model exists: the bench above opened it.
     let threads = ModelInfo::find(model).map_or(1, |m| m.threads.max(1));
@@ -354,6 +370,20 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
     let mut bare = Sim::new(model, seed)?;
     let mut cpp = Sim::new(model, seed)?;
     let per = bare.info().in_words.max(1);
+    if warmup > 0 {
+        inline.run(warmup, true)?;
+        if let Some(t) = &mut threaded {
+            t.run(warmup, true)?;
+            t.secs = 0.0;
+        }
+        unchecked.run(warmup, true)?;
+        (inline.secs, unchecked.secs) = (0.0, 0.0);
+        let words = inline.bench.drain_recording();
+        for rec in words.chunks_exact(per) {
+            bare.cycle_with(rec)?;
+        }
+        cpp.replay(&words)?;
+    }
     let (mut recorded, mut bare_s, mut cpp_s) = (0u64, 0.0, 0.0);
     let part = cycles.div_ceil(PARTS).max(1);
     let mut done = 0;
@@ -366,7 +396,7 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
             t.run(n, last)?;
         }
         unchecked.run(n, last)?;
-        // The inline bench's input words of this part (the first part's begin with the reset).
+        // The inline bench's input words of this part (the reset's too without a warm-up).
         let words = inline.bench.drain_recording();
         recorded += (words.len() / per) as u64;
         let t = Instant::now();
@@ -383,18 +413,19 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
         threaded.as_ref().map(|t| t.secs),
         unchecked.secs,
     );
+    let end = warmup + cycles;
     let (packets_checked, want) = inline.end();
     if let Some(t) = threaded {
         let (packets, out) = t.end();
         same_end(
             &out,
             &want,
-            cycles,
+            end,
             "the bench with the scoreboard on its thread",
         )?;
         if packets != packets_checked {
             return Err(TbError::Mismatch {
-                cycle: cycles,
+                cycle: end,
                 what: format!(
                     "the scoreboard on its thread checked {packets} packets, inline {packets_checked}"
                 ),
@@ -402,7 +433,7 @@ fn measure_once(model: &str, cycles: u64, seed: u64) -> Result<(BenchSimRun, u64
         }
     }
     let (_, out) = unchecked.end();
-    same_end(&out, &want, cycles, "the bench without its scoreboard")?;
+    same_end(&out, &want, end, "the bench without its scoreboard")?;
     same_outputs(&bare, &want, "the Rust replay")?;
     same_outputs(&cpp, &want, "the C++ replay")?;
 
