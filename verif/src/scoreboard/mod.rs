@@ -5,8 +5,8 @@
 //! The bench only reports what it observed, as [`Event`]s in the order it observed them; nothing
 //! the bench drives depends on the golden model. So the scoreboard can run inline (each event
 //! checked in the cycle it was observed) or on a thread of its own ([`Scoreboard::threaded`]):
-//! the bench sends events in batches and goes on simulating, and the checker thread applies them
-//! in the same order, so every check is the same. A mismatch found on the thread carries the
+//! the bench queues events for it ([`thread`]) and goes on simulating, and the thread applies
+//! them in the same order, so every check is the same. A mismatch found on the thread carries the
 //! cycle of the event that caused it, and the bench returns it at its next step. Whatever needs
 //! the golden model's state (drained, counters, a reset) first waits for the thread to catch up.
 
@@ -18,10 +18,10 @@ use dysharp_sim::memory::SparseMemory;
 use dysharp_sim::packet::{decode, Flit, Origin, Packet};
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::{Mutex, MutexGuard};
+use thread::Worker;
 
+mod thread;
 mod words;
 
 /// Something the bench observed on the RTL (the frames' flits stay the bench's: a threaded
@@ -440,147 +440,17 @@ impl Checker {
     }
 }
 
-/// Words per batch sent to the checker thread ([`words`]; 512 KiB, about 1,500 cycles of
-/// `top_p8` at line rate: the thread is woken once per batch). Larger batches cost the
-/// simulating thread less (`dysharp bench-sim --model top_p8`, 16 to 20 runs each: 0.868 of the
-/// C++ loop's speed with 4,096 words, 0.880 with 16,384, 0.884–0.889 with 32,768, 0.883 with
-/// 65,536; docs/perf.md).
-const BATCH_WORDS: usize = 32_768;
-/// Room a batch has beyond [`BATCH_WORDS`]: the last event may pass it (a frame longer than this
-/// grows the batch once).
-const BATCH_SLACK: usize = 64;
-/// Batches in flight before the bench waits for the checker thread.
-const IN_FLIGHT: usize = 16;
-
-enum Msg {
-    Batch(Vec<u128>),
-    Flush,
-}
-
-/// The checker thread's state: the checker, and the first mismatch it found (after which it
-/// applies no more events).
+/// The checker thread's state: the checker, the first mismatch it found (after which it
+/// applies no more events), and the words of events it has taken ([`thread`]).
 pub struct Shared {
     chk: Checker,
     error: Option<TbError>,
     stopped: bool,
-}
-
-/// The checker on a thread of its own.
-struct Worker {
-    shared: Arc<Mutex<Shared>>,
-    failed: Arc<AtomicBool>,
-    tx: Option<mpsc::SyncSender<Msg>>,
-    acks: mpsc::Receiver<()>,
-    /// Emptied batches the thread hands back, reused (no allocation freed on the other thread).
-    spent: mpsc::Receiver<Vec<u128>>,
-    /// Events not yet sent, as [`words`].
-    batch: Vec<u128>,
-    handle: Option<JoinHandle<()>>,
+    applied: u64,
 }
 
 fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Worker {
-    fn spawn(chk: Checker) -> Self {
-        let shared = Arc::new(Mutex::new(Shared {
-            chk,
-            error: None,
-            stopped: false,
-        }));
-        let failed = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
-        let (ack_tx, acks) = mpsc::channel();
-        let (spent_tx, spent) = mpsc::channel();
-        let (s, f) = (shared.clone(), failed.clone());
-        let handle = std::thread::Builder::new()
-            .name("scoreboard".into())
-            .spawn(move || {
-                for msg in rx {
-                    match msg {
-                        Msg::Batch(mut b) => {
-                            let mut g = lock(&s);
-                            if !g.stopped {
-                                for (cycle, ev) in words::decode(&b) {
-                                    if let Err(e) = g.chk.apply(cycle, ev) {
-                                        g.error = Some(e);
-                                        g.stopped = true;
-                                        f.store(true, Ordering::Release);
-                                        break;
-                                    }
-                                }
-                            }
-                            drop(g);
-                            b.clear();
-                            // The bench may be gone (dropped mid-run): nothing to hand back to.
-                            let _ = spent_tx.send(b);
-                        }
-                        Msg::Flush => {
-                            if ack_tx.send(()).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            })
-            .expect("the scoreboard thread starts");
-        Worker {
-            shared,
-            failed,
-            tx: Some(tx),
-            acks,
-            spent,
-            batch: Vec::with_capacity(BATCH_WORDS + BATCH_SLACK),
-            handle: Some(handle),
-        }
-    }
-
-    fn send(&mut self, msg: Msg) {
-        if let Some(tx) = &self.tx {
-            // The thread ends only when `tx` is dropped; a send cannot fail before.
-            let _ = tx.send(msg);
-        }
-    }
-
-    fn send_batch(&mut self) {
-        if !self.batch.is_empty() {
-            let fresh = self
-                .spent
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(BATCH_WORDS + BATCH_SLACK));
-            let b = std::mem::replace(&mut self.batch, fresh);
-            self.send(Msg::Batch(b));
-        }
-    }
-
-    /// Waits until the thread has applied every event sent. A panic on the thread (a bug in
-    /// the golden model) is raised here, as the inline scoreboard would raise it.
-    fn sync(&mut self) {
-        self.send_batch();
-        self.send(Msg::Flush);
-        if self.acks.recv().is_err() {
-            if let Some(Err(panic)) = self.handle.take().map(JoinHandle::join) {
-                std::panic::resume_unwind(panic);
-            }
-        }
-    }
-
-    fn take_error(&mut self) -> Option<TbError> {
-        if !self.failed.load(Ordering::Acquire) {
-            return None;
-        }
-        lock(&self.shared).error.take()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.tx = None;
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
 }
 
 /// The scoreboard, inline or on a thread of its own.
@@ -631,6 +501,12 @@ impl Scoreboard {
         Scoreboard(Mode::Thread(Worker::spawn(chk)))
     }
 
+    /// [`Scoreboard::threaded`] through a ring of `ring` words filled every `stage` words.
+    #[cfg(test)]
+    fn threaded_with(chk: Checker, ring: usize, stage: usize) -> Self {
+        Scoreboard(Mode::Thread(Worker::with_sizes(chk, ring, stage)))
+    }
+
     /// Events observed and dropped: nothing is checked (`dysharp bench-sim` measures the bench
     /// without its scoreboard this way). The checker answers as it was made: no packet
     /// checked, nothing expected.
@@ -650,10 +526,7 @@ impl Scoreboard {
             Mode::Inline(c) => c.apply(cycle, ev),
             Mode::Off(_) => Ok(()),
             Mode::Thread(w) => {
-                words::encode(&mut w.batch, cycle, &ev);
-                if w.batch.len() >= BATCH_WORDS {
-                    w.send_batch();
-                }
+                w.push(cycle, &ev);
                 match w.take_error() {
                     Some(e) => Err(e),
                     None => Ok(()),
@@ -671,7 +544,7 @@ impl Scoreboard {
                 if let Some(e) = w.take_error() {
                     return Err(e);
                 }
-                Ok(CheckerRef::Locked(lock(&w.shared)))
+                Ok(CheckerRef::Locked(lock(w.state())))
             }
         }
     }
@@ -683,7 +556,7 @@ impl Scoreboard {
             Mode::Inline(c) | Mode::Off(c) => CheckerRef::Inline(c),
             Mode::Thread(w) => {
                 w.sync();
-                CheckerRef::Locked(lock(&w.shared))
+                CheckerRef::Locked(lock(w.state()))
             }
         }
     }
@@ -804,6 +677,64 @@ mod tests {
         let c = off.checker().expect("no mismatch");
         assert_eq!((c.packets_checked, c.frames_in), (0, 0));
         assert!(c.drained());
+    }
+
+    /// Through a ring shorter than any event (every event cut in two or more, the bench waiting
+    /// for room at each), the thread checks what inline checking does: forty writes in, each
+    /// one's expected hub request out, and a stray response at cycle 777 found as a mismatch of
+    /// that cycle, with the forty packets checked before it. The default ring does the same.
+    #[test]
+    fn a_ring_shorter_than_an_event_checks_the_same() {
+        let cfg = Config::default();
+        let writes: Vec<Vec<Flit>> = (0..40u64)
+            .map(|i| {
+                let mut w = Packet::new(Opcode::Write);
+                w.src_port = 0;
+                w.maddr = cfg.hub.mbase + 64 * i;
+                w.route = 1;
+                w.payload = vec![i as u8; 16];
+                w.len = 1;
+                w.be = None;
+                w.encode()
+            })
+            .collect();
+        assert!(
+            writes.iter().all(|f| f.len() + 1 > 3),
+            "longer than the ring"
+        );
+        let stray = Packet::new(Opcode::RspRead).encode();
+        let run = |mut sb: Scoreboard| {
+            for (i, f) in writes.iter().enumerate() {
+                let ev = Event::FrameIn { port: 0, frame: f };
+                sb.push(i as u64, ev).expect("a legal write");
+            }
+            let fwd: Vec<Vec<Flit>> = {
+                let c = sb.checker().expect("no mismatch");
+                c.ports[1].exp_req[0].iter().map(Packet::encode).collect()
+            };
+            assert_eq!(fwd.len(), writes.len());
+            for (i, f) in fwd.iter().enumerate() {
+                let ev = Event::HubRequest { q: 1, frame: f };
+                sb.push(100 + i as u64, ev).expect("the expected request");
+            }
+            let ev = Event::SmResponse {
+                q: 1,
+                frame: &stray,
+            };
+            // Inline the mismatch is immediate; on the thread it comes at a later push or here.
+            let pushed = sb.push(777, ev);
+            let e = match (pushed, sb.checker()) {
+                (Err(e), _) | (Ok(()), Err(e)) => e,
+                (Ok(()), Ok(_)) => panic!("the stray response is a mismatch"),
+            };
+            assert!(matches!(e, TbError::Mismatch { cycle: 777, .. }), "{e}");
+            let c = sb.checker_anyway();
+            (c.packets_checked, c.frames_in, c.outstanding(1))
+        };
+        let inline = run(Scoreboard::inline(checker()));
+        assert_eq!((inline.0, inline.1), (40, 40));
+        assert_eq!(run(Scoreboard::threaded_with(checker(), 3, 2)), inline);
+        assert_eq!(run(Scoreboard::threaded(checker())), inline);
     }
 
     /// A legal unicast write through the golden switch: both modes expect the same request at

@@ -1,5 +1,5 @@
-//! The threaded scoreboard's batches ([`super::Scoreboard::threaded`]): [`Event`]s as a stream of
-//! 128-bit words, each event as long as what it carries.
+//! The threaded scoreboard's queue ([`super::Scoreboard::threaded`], [`super::thread`]):
+//! [`Event`]s as a stream of 128-bit words, each event as long as what it carries.
 //!
 //! A batch of `(cycle, Event)` pairs held every event in the room of the largest (a beat of four
 //! written lines: 128 bytes with its cycle), and each frame in a heap block of its own, made on
@@ -62,6 +62,25 @@ pub(super) fn encode(out: &mut Vec<u128>, cycle: u64, ev: &Event<'_>) {
     }
 }
 
+/// How many words of `words` (the start of a stream [`encode`] wrote, perhaps cut anywhere) hold
+/// whole events: the part [`decode`] may read.
+pub(super) fn whole_events(words: &[u128]) -> usize {
+    let mut at = 0;
+    while let Some(&h) = words.get(at) {
+        let n = ((h >> COUNT_SHIFT) & COUNT_MASK) as usize;
+        let len = match (h >> KIND_SHIFT) & 3 {
+            MEM if (h >> WRITE_SHIFT) & 1 == 1 => 2 + n,
+            MEM => 2,
+            _ => 1 + n,
+        };
+        if len > words.len() - at {
+            break;
+        }
+        at += len;
+    }
+    at
+}
+
 /// The events of `words` (as [`encode`] wrote them), in order, with their cycles; the frames
 /// borrow their flits from `words`.
 pub(super) fn decode(words: &[u128]) -> Decode<'_> {
@@ -79,7 +98,7 @@ impl<'a> Decode<'a> {
         let (head, rest) = self
             .words
             .split_at_checked(n)
-            .expect("an event's words are in its batch");
+            .expect("an event's words are in the stream");
         self.words = rest;
         head
     }
@@ -180,6 +199,17 @@ mod tests {
         }
         let back: Vec<(u64, Event<'_>)> = decode(&words).collect();
         assert_eq!(back, events);
+        // Cut anywhere, the stream's whole events are the ones that end before the cut.
+        let mut ends = vec![0];
+        for (c, e) in &events {
+            let mut one = Vec::new();
+            encode(&mut one, *c, e);
+            ends.push(ends.last().copied().unwrap_or(0) + one.len());
+        }
+        for cut in 0..=words.len() {
+            let whole = ends.iter().copied().filter(|&e| e <= cut).max();
+            assert_eq!(Some(whole_events(&words[..cut])), whole, "cut at {cut}");
+        }
         // A read beat is two words; a write of n lines 2 + n; a frame of n flits 1 + n.
         let mut w = Vec::new();
         encode(
