@@ -363,15 +363,13 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
         (speed("ratio") - ratio).abs() < 1e-9 * ratio.max(1.0),
         "{j}"
     );
-    let text = ok(&[
-        "bench-sim",
-        "--model",
-        "top_p4",
-        "--cycles",
-        "200",
-        "--warmup",
-        "0",
-    ]);
+    // Short runs in text: without a warm-up, and with the default one twice.
+    let short = |more: &[&str]| {
+        let mut args = vec!["bench-sim", "--model", "top_p4", "--cycles", "200"];
+        args.extend_from_slice(more);
+        ok(&args)
+    };
+    let text = short(&["--warmup", "0"]);
     assert!(
         text.contains("after 0 of warm-up")
             && text.contains("C++ loop")
@@ -380,15 +378,7 @@ fn bench_sim_reports_its_speeds_and_rejects_bad_flags() {
             && text.contains("profile feedback"),
         "{text}"
     );
-    let text = ok(&[
-        "bench-sim",
-        "--model",
-        "top_p4",
-        "--cycles",
-        "200",
-        "--repeat",
-        "2",
-    ]);
+    let text = short(&["--repeat", "2"]);
     assert!(
         text.contains("median of 2 runs") && text.contains("after 2000 of warm-up"),
         "{text}"

@@ -25,7 +25,7 @@ mod thread;
 mod words;
 
 /// Something the bench observed on the RTL (the frames' flits stay the bench's: a threaded
-/// scoreboard copies them into its batch, [`words`]).
+/// scoreboard copies them into its queue, [`words`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event<'a> {
     /// A frame the RTL accepted completely at SM `port`.
