@@ -15,10 +15,11 @@
 //!
 //! The ways take turns, a part of the cycles each ([`measure_once`]), so that a machine whose
 //! speed drifts weighs on all of them alike and their ratios are stable where the speeds are not.
-//! Before the timed parts every way runs a warm-up of a few thousand cycles, untimed: the speeds
-//! are those of a long run (a regression's), without what a run pays once when it starts, the
-//! bench more than the replays (its memories' first pages, the allocators' first blocks; on this
-//! VM one step of the bench has taken 9 ms then, 400 times a step's usual time).
+//! Before the timed parts every way runs an untimed warm-up (`dysharp bench-sim --warmup`, 2,000
+//! cycles by default): the speeds are those of a long run (a regression's), without what a run
+//! pays once when it starts, the bench more than the replays (its memories' first pages, the
+//! allocators' first blocks; on this VM one step of the bench has taken up to 8.7 ms then, over
+//! 400 times a step's usual time; docs/perf.md).
 //!
 //! The bench runs with the scoreboard inline (between the cycles, one core), where the machine
 //! has a core more than the model's threads (two cores for a single-threaded model, three for a
@@ -336,6 +337,13 @@ impl BenchRun {
         Ok(())
     }
 
+    /// `n` cycles untimed, the scoreboard's thread caught up (the warm-up).
+    fn warm_up(&mut self, n: u64) -> Result<(), TbError> {
+        self.run(n, true)?;
+        self.secs = 0.0;
+        Ok(())
+    }
+
     /// Packets the scoreboard checked (0 without it), and the model's outputs now.
     fn end(mut self) -> (u64, Vec<u32>) {
         let packets = self.bench.stats().packets_checked;
@@ -371,13 +379,11 @@ fn measure_once(
     let mut cpp = Sim::new(model, seed)?;
     let per = bare.info().in_words.max(1);
     if warmup > 0 {
-        inline.run(warmup, true)?;
+        inline.warm_up(warmup)?;
         if let Some(t) = &mut threaded {
-            t.run(warmup, true)?;
-            t.secs = 0.0;
+            t.warm_up(warmup)?;
         }
-        unchecked.run(warmup, true)?;
-        (inline.secs, unchecked.secs) = (0.0, 0.0);
+        unchecked.warm_up(warmup)?;
         let words = inline.bench.drain_recording();
         for rec in words.chunks_exact(per) {
             bare.cycle_with(rec)?;

@@ -395,18 +395,15 @@ impl Checker {
             &c.dn_payload_flits,
             &self.exp_dn_pay,
         )?;
-        let hits: Vec<u64> = self
+        let (hits, misses): (Vec<u64>, Vec<u64>) = self
             .golden
             .hubs
             .iter()
-            .map(|h| h.stats().tlb.hits)
-            .collect();
-        let misses: Vec<u64> = self
-            .golden
-            .hubs
-            .iter()
-            .map(|h| h.stats().tlb.misses)
-            .collect();
+            .map(|h| {
+                let tlb = h.stats().tlb;
+                (tlb.hits, tlb.misses)
+            })
+            .unzip();
         check("TLB hits", &c.tlb_hits, &hits)?;
         check("TLB misses", &c.tlb_misses, &misses)?;
         Ok(())
@@ -440,12 +437,15 @@ impl Checker {
     }
 }
 
-/// The checker thread's state: the checker, the first mismatch it found (after which it
-/// applies no more events), and the words of events it has taken ([`thread`]).
+/// The checker thread's state ([`thread`]).
 pub struct Shared {
     chk: Checker,
+    /// The first mismatch the thread found, until the bench takes it.
     error: Option<TbError>,
+    /// Set at the first mismatch: the thread applies no more events.
     stopped: bool,
+    /// Words of whole events the thread has taken from the ring (applied, or skipped once
+    /// stopped): the bench waits for this to reach the words it sent.
     applied: u64,
 }
 
