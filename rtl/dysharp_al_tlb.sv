@@ -24,11 +24,7 @@
 //   (the RAM reads the old word first).
 // The hit/miss counters live in the hub (a lookup is counted only when it commits).
 
-`ifdef VERILATOR
-`define DYSHARP_AL_TLB_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_al_tlb: %s", msg); $stop; end
-`else
-`define DYSHARP_AL_TLB_CHECK(ok, msg) if (!(ok)) $error("dysharp_al_tlb: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_al_tlb #(
   parameter int unsigned Entries    = 512,
@@ -38,10 +34,7 @@ module dysharp_al_tlb #(
   parameter int unsigned LidxWidth  = 31
 ) (
   input  logic                  clk_i,
-  // Asynchronous reset; the checks read it on the clock (a synchronous use).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                  rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Lookup.
   input  logic                  query_i,        // a key is presented (from registers)
   input  logic                  lookup_i,       // read the LIdx of a hit (committed lookup)
@@ -175,43 +168,34 @@ module dysharp_al_tlb #(
 
 `ifndef SYNTHESIS
   // Elaboration checks.
-  if (Ways < 1 || Entries % Ways != 0 || (Sets & (Sets - 1)) != 0) begin : gen_geometry_check
-    $error("dysharp_al_tlb: Entries must be Ways times a power of two");
-  end
-  if (SetW > AidxWidth) begin : gen_width_check
-    $error("dysharp_al_tlb: more sets than AIdx values");
-  end
+  `DYSHARP_ASSERT_INIT(a_geometry, Ways >= 1 && Entries % Ways == 0 && (Sets & (Sets - 1)) == 0,
+    "Entries must be Ways times a power of two")
+  `DYSHARP_ASSERT_INIT(a_set_width, SetW <= AidxWidth, "more sets than AIdx values")
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge, here the valid bits and fill pointers of every set, read at a variable index
-  // (docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error: dysharp_al_tlb:
-  // <rule>` and stops the simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // At most one way of a set matches a key (a fill never duplicates a present key).
-      `DYSHARP_AL_TLB_CHECK(!lk_many, "a_one_match: a key matched more than one way")
+      `DYSHARP_ASSERT_I(a_one_match, !lk_many, "a key matched more than one way")
       // A commit is a presented key.
-      `DYSHARP_AL_TLB_CHECK(!lookup_i || query_i, "a_lookup_query: a lookup without a key")
+      `DYSHARP_ASSERT_I(a_lookup_query, !lookup_i || query_i, "a lookup without a key")
       // The fill pointer names a way.
-      `DYSHARP_AL_TLB_CHECK(32'(ptr_q[fl_set]) < Ways, "a_ptr_range: a fill pointer past the ways")
+      `DYSHARP_ASSERT_I(a_ptr_range, 32'(ptr_q[fl_set]) < Ways, "a fill pointer past the ways")
       // A fill into a set with room takes its lowest invalid way: that way is invalid and the one
       // below it valid.
-      `DYSHARP_AL_TLB_CHECK(!(fill_i && fl_found) || (!valid_q[fl_ent] &&
-                              ((fl_way == '0) || valid_q[fl_ent - ent_t'(1)])),
-                            "a_fill_lowest: a fill not into the set's lowest invalid way")
+      `DYSHARP_ASSERT_I(a_fill_lowest, !(fill_i && fl_found) || (!valid_q[fl_ent] &&
+        ((fl_way == '0) || valid_q[fl_ent - ent_t'(1)])),
+        "a fill not into the set's lowest invalid way")
     end
   end
   // Functional coverage (docs/verification.md): a fill into a free way, and an eviction, in a
   // set-associative TLB (Sets > 1) or a fully associative one (one set).
-  c_fill_free: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_i && fl_found);
+  `DYSHARP_COVER(c_fill_free, fill_i && fl_found)
   if (Sets > 1) begin : gen_c_evict_sets
-    c_evict_set_assoc: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_evict_o);
+    `DYSHARP_COVER(c_evict_set_assoc, fill_evict_o)
   end else begin : gen_c_evict_one
-    c_evict_fully_assoc: cover property (@(posedge clk_i) disable iff (!rst_ni) fill_evict_o);
+    `DYSHARP_COVER(c_evict_fully_assoc, fill_evict_o)
   end
 `endif
 
 endmodule
-
-`undef DYSHARP_AL_TLB_CHECK

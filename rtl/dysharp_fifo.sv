@@ -8,21 +8,14 @@
 
 // Checks (simulation only) are immediate assertions without %m, for the reason given in
 // dysharp_fifo_ram.sv.
-`ifdef VERILATOR
-`define DYSHARP_FIFO_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_fifo: %s", msg); $stop; end
-`else
-`define DYSHARP_FIFO_CHECK(ok, msg) if (!(ok)) $error("dysharp_fifo: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_fifo #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 2
 ) (
   input  logic                       clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                       rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Write side.
   input  logic                       in_valid_i,
   output logic                       in_ready_o,
@@ -36,11 +29,10 @@ module dysharp_fifo #(
 );
 
   // One copy of the code for every instance (see dysharp_fifo_ram.sv).
-  /* verilator no_inline_module */
 
   // The handshake inputs through copies of the module's own (see dysharp_fifo_ram.sv).
-  logic in_valid  /* verilator public_flat_rd */;
-  logic out_ready /* verilator public_flat_rd */;
+  logic in_valid;
+  logic out_ready;
   assign in_valid  = in_valid_i;
   assign out_ready = out_ready_i;
 
@@ -100,22 +92,18 @@ module dysharp_fifo #(
 
 `ifndef SYNTHESIS
   // A FIFO of fewer than one word cannot work.
-  if (Depth < 1) begin : gen_depth_check
-    $error("dysharp_fifo: Depth must be at least 1");
-  end
+  `DYSHARP_ASSERT_INIT(a_depth, Depth >= 1, "Depth must be at least 1")
 
   // Never overflows, never underflows. Output stream: valid stays high and data stays stable
   // until accepted. Input stream (the producer's obligation): an offered word is held until
-  // accepted. Immediate checks without %m, as in dysharp_fifo_ram (one copy of the code for
-  // every instance under Verilator).
+  // accepted.
   logic             out_hold_q;  // the output was stalled at the previous edge
   logic             in_hold_q;   // the input was stalled at the previous edge
   logic [Width-1:0] out_held_q, in_held_q;
   logic             chk_active;  // a cycle in which any rule below can fail
 
   // Checked whenever the FIFO holds or is offered a word or was stalled; in any other cycle
-  // nothing moves, the fill level is zero and the hold flags are already clear (as in
-  // dysharp_fifo_ram: idle FIFOs cost a simulator one test).
+  // nothing moves, the fill level is zero and the hold flags are already clear.
   assign chk_active = in_valid || (cnt_q != '0) || in_hold_q || out_hold_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -123,13 +111,13 @@ module dysharp_fifo #(
       out_hold_q <= 1'b0;
       in_hold_q  <= 1'b0;
     end else if (chk_active) begin
-      `DYSHARP_FIFO_CHECK(!push || 32'(cnt_q) < Depth, "a_no_overflow: pushed while full")
-      `DYSHARP_FIFO_CHECK(!pop || cnt_q != '0, "a_no_underflow: popped while empty")
-      `DYSHARP_FIFO_CHECK(32'(cnt_q) <= Depth, "a_cnt_range: fill level above Depth")
-      `DYSHARP_FIFO_CHECK(!out_hold_q || (out_valid_o && out_data_o == out_held_q),
-                          "a_out_stable: a stalled output changed or went away")
-      `DYSHARP_FIFO_CHECK(!in_hold_q || (in_valid && in_data_i == in_held_q),
-                          "a_in_stable: a stalled input changed or went away")
+      `DYSHARP_ASSERT_I(a_no_overflow, !push || 32'(cnt_q) < Depth, "pushed while full")
+      `DYSHARP_ASSERT_I(a_no_underflow, !pop || cnt_q != '0, "popped while empty")
+      `DYSHARP_ASSERT_I(a_cnt_range, 32'(cnt_q) <= Depth, "fill level above Depth")
+      `DYSHARP_ASSERT_I(a_out_stable, !out_hold_q || (out_valid_o && out_data_o == out_held_q),
+        "a stalled output changed or went away")
+      `DYSHARP_ASSERT_I(a_in_stable, !in_hold_q || (in_valid && in_data_i == in_held_q),
+        "a stalled input changed or went away")
       out_hold_q <= out_valid_o && !out_ready;
       in_hold_q  <= in_valid && !in_ready_o;
     end
@@ -147,5 +135,3 @@ module dysharp_fifo #(
 `endif
 
 endmodule
-
-`undef DYSHARP_FIFO_CHECK

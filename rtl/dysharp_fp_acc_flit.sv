@@ -8,10 +8,8 @@
 // port of a result engine) and dysharp_hub_rsp (one per line of a beat): hundreds of instances,
 // which is why this is a module of its own and the lanes are not.
 //   - The area flow synthesizes the flit once and counts every instance (docs/area.md).
-//   - A simulator runs one copy of the functions' code for every instance, called only when en_i
-//     is set. As eight lane modules, Verilator inlined each instance's lanes into code of its own
-//     (hundreds of copies, most of them idle in most cycles; docs/perf.md, "The flit reduction as
-//     one call").
+//   - Without en_i the lanes are not evaluated (operand isolation; rtl/dysharp.vlt keeps the
+//     functions as calls in simulation, docs/perf.md, "The flit reduction as one call").
 
 module dysharp_fp_acc_flit
   import dysharp_pkg::*;

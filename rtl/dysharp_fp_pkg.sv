@@ -47,7 +47,6 @@ package dysharp_fp_pkg;
 
   // f16 -> f32, exact. Subnormals are normalised; inf/NaN keep sign and payload.
   function automatic logic [31:0] fp_f16_to_f32(input logic [15:0] h);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic        s;
     logic [4:0]  e;
@@ -80,7 +79,6 @@ package dysharp_fp_pkg;
   // subnormals round the same way and the carry into the exponent gives infinity on overflow
   // (0x7F7F + 1 = 0x7F80); no non-NaN pattern can wrap (the largest is -inf, 0xFF80).
   function automatic logic [15:0] fp_f32_to_bf16(input logic [31:0] f);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic rnd;
     rnd = f[15] & ((|f[14:0]) | f[16]);
@@ -89,7 +87,6 @@ package dysharp_fp_pkg;
 
   // f32 -> f16, round to nearest even, overflow to infinity, gradual underflow.
   function automatic logic [15:0] fp_f32_to_f16(input logic [31:0] f);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic        s;
     logic [30:0] a;
@@ -128,7 +125,6 @@ package dysharp_fp_pkg;
   // Widens a value of type dtype (16-bit types in bits[15:0]) to f32, exactly. NaN sign and
   // payload are kept (shifted to the top of the f32 fraction), as numerics::to_f32.
   function automatic logic [31:0] fp_widen(input logic [1:0] dtype, input logic [31:0] bits);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     if (dtype[1])      r = bits;
@@ -140,7 +136,6 @@ package dysharp_fp_pkg;
   // Rounds the f32 f to type dtype (numerics::from_f32). 16-bit results in bits[15:0] with
   // bits[31:16] zero; for f32, f with a NaN canonicalised.
   function automatic logic [31:0] fp_narrow(input logic [1:0] dtype, input logic [31:0] f);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     if (dtype[1])      r = fp_canon(f);
@@ -155,7 +150,6 @@ package dysharp_fp_pkg;
 
   // Leading zeros of a 27-bit vector (27 if it is zero).
   function automatic logic [4:0] fp_lzc27(input logic [26:0] v);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [4:0] n;
     logic       found;
@@ -178,7 +172,6 @@ package dysharp_fp_pkg;
   // lose nothing. Normalisation shifts left at most down to biased exponent 1, leaving a
   // subnormal (leading one below bit 26) with exponent field 0.
   function automatic logic [31:0] fp_add(input logic [31:0] a, input logic [31:0] b);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic        a_inf, b_inf, swap;
     logic [31:0] x, y;
@@ -253,7 +246,6 @@ package dysharp_fp_pkg;
 
   // IEEE 754-2019 minimumNumber.
   function automatic logic [31:0] fp_min(input logic [31:0] a, input logic [31:0] b);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     if (fp_is_nan(a[30:0]) && fp_is_nan(b[30:0])) r = CanonNanF32;
@@ -265,7 +257,6 @@ package dysharp_fp_pkg;
 
   // IEEE 754-2019 maximumNumber.
   function automatic logic [31:0] fp_max(input logic [31:0] a, input logic [31:0] b);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     if (fp_is_nan(a[30:0]) && fp_is_nan(b[30:0])) r = CanonNanF32;
@@ -278,7 +269,6 @@ package dysharp_fp_pkg;
   // a op b for rop 0 add, 1 min, 2 max (reserved 3: add).
   function automatic logic [31:0] fp_combine(input logic [1:0] rop, input logic [31:0] a,
                                              input logic [31:0] b);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     case (rop)
@@ -311,7 +301,6 @@ package dysharp_fp_pkg;
   function automatic logic [31:0] fp_lane_step(input logic [1:0] dtype, input logic [1:0] rop,
                                                input logic native, input logic [31:0] acc,
                                                input logic [31:0] x);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [31:0] r;
     r = fp_combine(rop, acc, x);
@@ -321,7 +310,6 @@ package dysharp_fp_pkg;
 
   // First input of a reduction: every lane widened to f32, a NaN lane as the canonical f32 NaN.
   function automatic logic [FpAccBits-1:0] fp_acc_init(input logic [1:0] dtype, input flit_t x);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [FpAccBits-1:0] acc;
     for (int unsigned i = 0; i < FpAccLanes; i++) begin
@@ -337,7 +325,6 @@ package dysharp_fp_pkg;
                                                        input logic native,
                                                        input logic [FpAccBits-1:0] acc,
                                                        input flit_t x);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     logic [FpAccBits-1:0] acc_n;
     logic [31:0]          r;
@@ -352,7 +339,6 @@ package dysharp_fp_pkg;
   // End of a reduction: every lane rounded to dtype into a flit.
   function automatic flit_t fp_acc_finish(input logic [1:0] dtype,
                                           input logic [FpAccBits-1:0] acc);
-    // Keep as a call in Verilator: inlining every use multiplies the C++ size.
     /* verilator no_inline_task */
     flit_t       y;
     logic [31:0] n;

@@ -28,6 +28,8 @@
 // its widths depend on MemLines (a package cannot hold a parameterized type), and dysharp_top
 // slices per-port flat buses by these names; inside, it is the mem_req_t / mem_rsp_t structs.
 
+`include "dysharp_assert.svh"
+
 module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
@@ -343,17 +345,13 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   // Assertions (each stage checks its own streams; these are the hub's parameters)
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  if (ExpertsPerPort < 1 || MaxTargets < 1) begin : gen_param_check
-    $error("dysharp_hub: ExpertsPerPort and MaxTargets must be at least 1");
-  end
-  if (MemLines < 1 || MemLines > MaxLen) begin : gen_lines_check
-    $error("dysharp_hub: MemLines must be 1..MaxLen");
-  end
+  `DYSHARP_ASSERT_INIT(a_params, ExpertsPerPort >= 1 && MaxTargets >= 1,
+    "ExpertsPerPort and MaxTargets must be at least 1")
+  `DYSHARP_ASSERT_INIT(a_mem_lines, MemLines >= 1 && MemLines <= MaxLen, "MemLines must be 1..MaxLen")
   // err_count_o holds the hubs' codes of the package's table, in order.
-  if (32'(ErrUnmapped) != FirstHubErrCode || 32'(ErrAlloc) != LastHubErrCode ||
-      32'(ErrRange) != FirstHubErrCode + 1) begin : gen_code_check
-    $error("dysharp_hub: the hub's error codes are not FirstHubErrCode..LastHubErrCode");
-  end
+  `DYSHARP_ASSERT_INIT(a_hub_codes, 32'(ErrUnmapped) == FirstHubErrCode &&
+    32'(ErrAlloc) == LastHubErrCode && 32'(ErrRange) == FirstHubErrCode + 1,
+    "the hub's error codes are not FirstHubErrCode..LastHubErrCode")
 `endif
 
 endmodule

@@ -13,11 +13,7 @@
 // response header of a load (or of an error) goes into the output stage's header queue with the
 // first beat of its job. Counts allocations per expert and the hub's error codes.
 
-`ifdef VERILATOR
-`define DYSHARP_HUB_ISSUE_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_issue: %s", msg); $stop; end
-`else
-`define DYSHARP_HUB_ISSUE_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_issue: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
@@ -503,47 +499,40 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   assign unused_cfg = ^cfg_i.mbase;
 
 `ifndef SYNTHESIS
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge, the memory request's 600-odd bits included; docs/perf.md, "Sampling and per-instance
-  // code"); the stability of a stalled request is a dysharp_stream_chk below. A failure prints
-  // `%Error: dysharp_hub_issue: <rule>` and stops the simulation, which the benches count as an
-  // error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of a
+  // stalled request: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // Memory request stream: a new request is loaded only into a free register; a beat has
       // 1..MemLines lines.
-      `DYSHARP_HUB_ISSUE_CHECK(!mreq_load || mreq_free,
-                               "a_memreq_load: a request loaded into a busy register")
+      `DYSHARP_ASSERT_I(a_memreq_load, !mreq_load || mreq_free,
+        "a request loaded into a busy register")
       // (The upper bound always holds when MemLines is the count's largest value.)
-      /* verilator lint_off CMPCONST */
-      `DYSHARP_HUB_ISSUE_CHECK(!mem_req_valid_o ||
-                               (mem_req_o.lines != '0 && 32'(mem_req_o.lines) <= MemLines),
-                               "a_mem_req_lines: a beat of no lines or more than MemLines")
-      /* verilator lint_on CMPCONST */
+      `DYSHARP_ASSERT_I(a_mem_req_lines, !mem_req_valid_o ||
+        (mem_req_o.lines != '0 && 32'(mem_req_o.lines) <= MemLines),
+        "a beat of no lines or more than MemLines")
       // Pushes only with room: tags, headers.
-      `DYSHARP_HUB_ISSUE_CHECK(!tagq_push || tagq_space, "a_tag_room: a tag pushed without room")
-      `DYSHARP_HUB_ISSUE_CHECK(!hdr_push_o || hdr_space_i,
-                               "a_hdr_room: a header pushed without room")
+      `DYSHARP_ASSERT_I(a_tag_room, !tagq_push || tagq_space, "a tag pushed without room")
+      `DYSHARP_ASSERT_I(a_hdr_room, !hdr_push_o || hdr_space_i, "a header pushed without room")
       // A credit is taken only when one is free, and only with a read.
-      `DYSHARP_HUB_ISSUE_CHECK(!credit_take_o || (credit_ok_i && tagq_push),
-                               "a_credit_ok: a credit taken without a free one or a read")
+      `DYSHARP_ASSERT_I(a_credit_ok, !credit_take_o || (credit_ok_i && tagq_push),
+        "a credit taken without a free one or a read")
       // Job stream: a job is taken only when the previous one is done or issuing its last line.
-      `DYSHARP_HUB_ISSUE_CHECK(!res_pop || is_q == IsIdle || job_done,
-                               "a_res_pop: a job taken while the previous one runs")
+      `DYSHARP_ASSERT_I(a_res_pop, !res_pop || is_q == IsIdle || job_done,
+        "a job taken while the previous one runs")
       // One walk at a time: its data arrives only while this stage waits for it.
-      `DYSHARP_HUB_ISSUE_CHECK(!walk_rsp_i || is_q == IsWalkWait,
-                               "a_walk_once: a walk word that no walk waits for")
+      `DYSHARP_ASSERT_I(a_walk_once, !walk_rsp_i || is_q == IsWalkWait,
+        "a walk word that no walk waits for")
       // The job in flight belongs to a received packet.
-      `DYSHARP_HUB_ISSUE_CHECK(is_q == IsIdle || full_i[job_slot_q],
-                               "a_job_slot: a job of a packet buffer that is not full")
+      `DYSHARP_ASSERT_I(a_job_slot, is_q == IsIdle || full_i[job_slot_q],
+        "a job of a packet buffer that is not full")
       // A data beat starts at a multiple of MemLines: its lines are one row of the receive
       // stage's payload banks (read at pay_slot_o / pay_line_o in the cycle before) and of the
       // response stage's accumulators.
-      `DYSHARP_HUB_ISSUE_CHECK(is_q != IsLines || 32'(line_q) % MemLines == 0,
-                               "a_line_row: a data beat that does not start a row")
+      `DYSHARP_ASSERT_I(a_line_row, is_q != IsLines || 32'(line_q) % MemLines == 0,
+        "a data beat that does not start a row")
       // An allocation never exceeds SlotsPerExpert.
-      `DYSHARP_HUB_ISSUE_CHECK(!ctr_inc || !ctr_full, "a_alloc_bound: an allocation past the slots")
+      `DYSHARP_ASSERT_I(a_alloc_bound, !ctr_inc || !ctr_full, "an allocation past the slots")
     end
   end
   // Memory request stream: valid stays high and the request stays stable until accepted.
@@ -560,11 +549,9 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
   // Functional coverage (docs/verification.md): each error code the hub detects, with the
   // allocation exhaustion (ERR_ALLOC) among them.
-  c_hub_err_unmapped: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrUnmapped));
-  c_hub_err_range: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrRange));
-  c_hub_err_alloc: cover property (@(posedge clk_i) disable iff (!rst_ni) err_inc && (err_code_q == ErrAlloc));
+  `DYSHARP_COVER(c_hub_err_unmapped, err_inc && (err_code_q == ErrUnmapped))
+  `DYSHARP_COVER(c_hub_err_range, err_inc && (err_code_q == ErrRange))
+  `DYSHARP_COVER(c_hub_err_alloc, err_inc && (err_code_q == ErrAlloc))
 `endif
 
 endmodule
-
-`undef DYSHARP_HUB_ISSUE_CHECK

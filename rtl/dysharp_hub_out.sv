@@ -5,11 +5,7 @@
 // npay payload flits taken from the head payload beats (MemLines flits per beat, the last beat of
 // a response may hold fewer), one flit per cycle; the last flit carries rsp_last_o.
 
-`ifdef VERILATOR
-`define DYSHARP_HUB_OUT_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_out: %s", msg); $stop; end
-`else
-`define DYSHARP_HUB_OUT_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_out: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter int unsigned MemLines   = 4,
@@ -107,22 +103,16 @@ module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
 `ifndef SYNTHESIS
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
-  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_out: <rule>` and stops the
-  // simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of a
+  // stalled word: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // Headers are pushed only with room (no header is dropped).
-      `DYSHARP_HUB_OUT_CHECK(!hdr_push_i || hdr_space_o,
-        "a_hdr_room")
+      `DYSHARP_ASSERT_I(a_hdr_room, !hdr_push_i || hdr_space_o)
       // Payload of a response only after its header, and from whole beats: the flit index is
       // inside the head beat.
-      `DYSHARP_HUB_OUT_CHECK(!pay_ready_o || out_pay_q,
-        "a_pay_order")
-      `DYSHARP_HUB_OUT_CHECK(!pay_valid_i || (pay_idx_q < pay_i.n),
-        "a_pay_idx")
+      `DYSHARP_ASSERT_I(a_pay_order, !pay_ready_o || out_pay_q)
+      `DYSHARP_ASSERT_I(a_pay_idx, !pay_valid_i || (pay_idx_q < pay_i.n))
     end
   end
 
@@ -140,5 +130,3 @@ module dysharp_hub_out import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 `endif
 
 endmodule
-
-`undef DYSHARP_HUB_OUT_CHECK

@@ -11,7 +11,6 @@ package dysharp_hub_pkg;
   import dysharp_pkg::*;
 
   // Designs without a hub (the switch alone) use none of these (as in dysharp_pkg).
-  /* verilator lint_off UNUSEDPARAM */
 
   // Packet buffers (receive stage): three keep short packets at line rate; the fourth makes
   // the payload banks 16 words deep at MemLines 4 (dysharp_hub_rx), the area flow's least macro.
@@ -90,6 +89,5 @@ package dysharp_hub_pkg;
     return (32'(i) + 1 >= NumSlots) ? '0 : i + slot_t'(1);
   endfunction
 
-  /* verilator lint_on UNUSEDPARAM */
 
 endpackage

@@ -6,15 +6,11 @@
 // to the issue stage in that cycle (walk_rsp_o); raw data (RSP_READ) goes to the payload FIFO;
 // load-reduce lines are accumulated in f32 lanes (dysharp_fp_pkg, MemLines lines per cycle,
 // targets in list order) into per-line accumulators, and the finished lines of the last input go
-// to the payload FIFO (a dysharp_fifo_ram with FallThrough). The hub always takes read data: the
+// to the payload FIFO (a one-queue dysharp_fifo_bank with FallThrough). The hub always takes read data: the
 // issue stage takes a credit for every read that will push a payload beat (credit_ok_o: the
 // FIFO's words and the credits in flight leave room).
 
-`ifdef VERILATOR
-`define DYSHARP_HUB_RSP_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_rsp: %s", msg); $stop; end
-`else
-`define DYSHARP_HUB_RSP_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_rsp: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MemLines   = 4,
@@ -26,7 +22,7 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   parameter  type         mem_rsp_t  = logic,
   // Payload FIFO of read beats (credited reads): a RAM of 64 lines' worth, at least 4 beats (16
   // beats at MemLines 4: the area flow's least macro), and the two output stages of
-  // dysharp_fifo_ram (its RAM holds Depth - 2 words).
+  // dysharp_fifo_bank (its RAM holds Depth - 2 words).
   localparam int unsigned PayDepth   = ((64 / MemLines > 4) ? 64 / MemLines : 4) + 2
 ) (
   input  logic               clk_i,
@@ -66,7 +62,7 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
   logic [AccRowW-1:0]      acc_row;
   logic                    acc_we;
 
-  logic                    pay_push, pay_space;
+  logic                    pay_push, pay_space, pay_last;
   pay_beat_t               pay_in;
   logic [PayCntW-1:0]      pay_usage;
   logic [PayCntW-1:0]      pay_infl_q, pay_infl_d;   // credits taken, beat not pushed yet
@@ -163,9 +159,10 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
 
   assign credit_ok_o = (32'(pay_usage) + 32'(pay_infl_q)) < PayDepth;
 
-  // A dysharp_fifo_ram that falls through when empty: a beat pushed into an empty FIFO is on the
+  // A one-queue dysharp_fifo_bank that falls through when empty: a beat pushed into an empty FIFO is on the
   // output stage's input in the next cycle, as from a flip-flop FIFO.
-  dysharp_fifo_ram #(
+  dysharp_fifo_bank #(
+    .NumQ        (1),
     .Width       ($bits(pay_beat_t)),
     .Depth       (PayDepth),
     .FallThrough (1'b1)
@@ -175,52 +172,40 @@ module dysharp_hub_rsp import dysharp_pkg::*, dysharp_fp_pkg::*, dysharp_hub_pkg
     .in_valid_i  (pay_push),
     .in_ready_o  (pay_space),
     .in_data_i   (pay_in),
+    .in_last_i   (1'b0),
     .out_valid_o (pay_valid_o),
     .out_ready_i (pay_ready_i),
     .out_data_o  (pay_o),
+    .out_last_o  (pay_last),
     .usage_o     (pay_usage)
   );
 
-  // The FIFO's ready is read only by the assertions (room is reserved by the credits).
+  // The FIFO's ready is read only by the checks (room is reserved by the credits); its beats
+  // carry no packet boundary.
   logic unused_sig;
-  assign unused_sig = pay_space;
+  assign unused_sig = ^{pay_space, pay_last};
 
 `ifndef SYNTHESIS
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
-  // dysharp_hub_rsp: <rule>` and stops the simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // Memory read data only for an outstanding read, and every beat has its tag.
-      `DYSHARP_HUB_RSP_CHECK(!rsp_v_q || tag_valid_i,
-        "a_rsp_has_tag")
-      `DYSHARP_HUB_RSP_CHECK(!mem_rsp_valid_i || (32'(tag_usage_i) > 32'(rsp_v_q)),
-        "a_mem_rsp_outstanding")
+      `DYSHARP_ASSERT_I(a_rsp_has_tag, !rsp_v_q || tag_valid_i)
+      `DYSHARP_ASSERT_I(a_mem_rsp_outstanding, !mem_rsp_valid_i || (32'(tag_usage_i) > 32'(rsp_v_q)))
       // A beat's lines start a row of the accumulators.
-      `DYSHARP_HUB_RSP_CHECK(!rsp_v_q || (32'(tag_i.line) % MemLines == 0),
-        "a_acc_row")
+      `DYSHARP_ASSERT_I(a_acc_row, !rsp_v_q || (32'(tag_i.line) % MemLines == 0))
       // A walk is one line.
-      `DYSHARP_HUB_RSP_CHECK(!walk_rsp_o || (32'(tag_i.n) == 1),
-        "a_walk_line")
+      `DYSHARP_ASSERT_I(a_walk_line, !walk_rsp_o || (32'(tag_i.n) == 1))
       // Read data never overflows the payload FIFO (no beat is dropped): credits cover it.
-      `DYSHARP_HUB_RSP_CHECK(32'(pay_usage) + 32'(pay_infl_q) <= PayDepth,
-        "a_credit")
-      `DYSHARP_HUB_RSP_CHECK(!pay_push || pay_space,
-        "a_pay_room")
-      `DYSHARP_HUB_RSP_CHECK(!pay_push || (pay_infl_q != '0 || credit_take_i),
-        "a_infl_underflow")
+      `DYSHARP_ASSERT_I(a_credit, 32'(pay_usage) + 32'(pay_infl_q) <= PayDepth)
+      `DYSHARP_ASSERT_I(a_pay_room, !pay_push || pay_space)
+      `DYSHARP_ASSERT_I(a_infl_underflow, !pay_push || (pay_infl_q != '0 || credit_take_i))
       // A payload beat holds 1..MemLines flits (the upper bound always holds when MemLines is
       // the count's largest value).
-      /* verilator lint_off CMPCONST */
-      `DYSHARP_HUB_RSP_CHECK(!pay_valid_o || (pay_o.n != '0 && 32'(pay_o.n) <= MemLines),
-        "a_pay_beat")
-      /* verilator lint_on CMPCONST */
+      `DYSHARP_ASSERT_I(a_pay_beat, !pay_valid_o || (pay_o.n != '0 && 32'(pay_o.n) <= MemLines))
     end
   end
 `endif
 
 endmodule
-
-`undef DYSHARP_HUB_RSP_CHECK

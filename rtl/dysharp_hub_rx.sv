@@ -19,11 +19,7 @@
 // written then), so reads and writes of the same buffer never meet; a read of a buffer that is
 // not full (the next job slot of an idle issue stage) is never used.
 
-`ifdef VERILATOR
-`define DYSHARP_HUB_RX_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_rx: %s", msg); $stop; end
-`else
-`define DYSHARP_HUB_RX_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_rx: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned MaxTargets = 32,
@@ -293,39 +289,28 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
 `ifndef SYNTHESIS
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
-  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_rx: <rule>` and stops the
-  // simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of a
+  // stalled word: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // No flit is dropped: an accepted flit is written or is the last of its packet (which fills
       // the buffer). A payload flit beyond MaxLen would be neither (the switch never sends one).
-      `DYSHARP_HUB_RX_CHECK(!rx_fire || (rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay ||
-                            req_last_i),
-        "a_req_taken")
+      `DYSHARP_ASSERT_I(a_req_taken, !rx_fire || (rx_wr_hdr || rx_wr_tgt || rx_wr_be || rx_wr_pay ||
+        req_last_i))
       // Requests are legal (the switch checked them): len 1..16, tcount 1..MaxTargets for DYN ops.
-      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && op_is_request(rx_hdr.opcode)) ||
-                            (rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen),
-        "a_req_len")
+      `DYSHARP_ASSERT_I(a_req_len, !(rx_wr_hdr && op_is_request(rx_hdr.opcode)) ||
+        (rx_hdr.len >= 1 && 32'(rx_hdr.len) <= MaxLen))
       // Without the dynamic operations the switch lets no DYN op through (spec §5.7).
-      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && !DynamicOps) || (!op_is_dyn(rx_hdr.opcode)),
-        "a_req_static")
-      `DYSHARP_HUB_RX_CHECK(!(rx_wr_hdr && op_is_dyn(rx_hdr.opcode)) ||
-                            (rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets),
-        "a_req_tcount")
+      `DYSHARP_ASSERT_I(a_req_static, !(rx_wr_hdr && !DynamicOps) || (!op_is_dyn(rx_hdr.opcode)))
+      `DYSHARP_ASSERT_I(a_req_tcount, !(rx_wr_hdr && op_is_dyn(rx_hdr.opcode)) ||
+        (rx_hdr.tcount != '0 && 32'(rx_hdr.tcount) <= MaxTargets))
       // The configuration's AIdx range fits the AIdx width (spec §7; the golden model refuses
       // larger ones).
-      `DYSHARP_HUB_RX_CHECK(!DynamicOps || 32'(cfg_i.log2_al_entries) <= AidxW,
-        "a_cfg_al_entries")
-      `DYSHARP_HUB_RX_CHECK(!rx_wr_pay || (32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len)),
-        "a_req_payload")
+      `DYSHARP_ASSERT_I(a_cfg_al_entries, !DynamicOps || 32'(cfg_i.log2_al_entries) <= AidxW)
+      `DYSHARP_ASSERT_I(a_req_payload, !rx_wr_pay || (32'(rx_cnt_q) < 32'(slot_req_q[rx_slot_q].len)))
       // Only a full buffer is released, and never the one being received into.
-      `DYSHARP_HUB_RX_CHECK(!rel_i || full_q[rel_slot_i],
-        "a_rel_full")
-      `DYSHARP_HUB_RX_CHECK(!rx_fire || !full_q[rx_slot_q],
-        "a_rx_not_full")
+      `DYSHARP_ASSERT_I(a_rel_full, !rel_i || full_q[rel_slot_i])
+      `DYSHARP_ASSERT_I(a_rx_not_full, !rx_fire || !full_q[rx_slot_q])
     end
   end
 
@@ -343,5 +328,3 @@ module dysharp_hub_rx import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 `endif
 
 endmodule
-
-`undef DYSHARP_HUB_RX_CHECK

@@ -15,11 +15,7 @@
 // A failed load-reduce (abort_i) drops the rest of its packet: T0 skips its remaining targets and
 // a key of it waiting behind the blocked T1 is dropped (never looked up, so never counted).
 
-`ifdef VERILATOR
-`define DYSHARP_HUB_WALK_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_hub_walk: %s", msg); $stop; end
-`else
-`define DYSHARP_HUB_WALK_CHECK(ok, msg) if (!(ok)) $error("dysharp_hub_walk: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   parameter  int unsigned ExpertsPerPort = 32,
@@ -273,23 +269,16 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 
 `ifndef SYNTHESIS
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
-  // dysharp_stream_chk below. A failure prints `%Error: dysharp_hub_walk: <rule>` and stops the
-  // simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of a
+  // stalled word: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // Jobs and keys belong to received packets.
-      `DYSHARP_HUB_WALK_CHECK(!res_v_q || full_i[res_q.slot],
-        "a_res_slot")
-      `DYSHARP_HUB_WALK_CHECK(!key_v_q || full_i[key_q.slot],
-        "a_key_slot")
+      `DYSHARP_ASSERT_I(a_res_slot, !res_v_q || full_i[res_q.slot])
+      `DYSHARP_ASSERT_I(a_key_slot, !key_v_q || full_i[key_q.slot])
       // A fill and the unblocking happen only while T1 waits for a walk.
-      `DYSHARP_HUB_WALK_CHECK(!fill_i || blocked_q,
-        "a_fill_blocked")
-      `DYSHARP_HUB_WALK_CHECK(!unblock_i || blocked_q,
-        "a_unblock")
+      `DYSHARP_ASSERT_I(a_fill_blocked, !fill_i || blocked_q)
+      `DYSHARP_ASSERT_I(a_unblock, !unblock_i || blocked_q)
     end
   end
 
@@ -319,5 +308,3 @@ module dysharp_hub_walk import dysharp_pkg::*, dysharp_hub_pkg::*; #(
 `endif
 
 endmodule
-
-`undef DYSHARP_HUB_WALK_CHECK

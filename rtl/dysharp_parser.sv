@@ -41,11 +41,7 @@
 //           captured, checked or sorted: the descriptor carries the destination ports alone.
 // Origin 1: the port's hub (response class, RSP_READ / RSP_PARTIAL / RSP_ERROR legal, no targets).
 
-`ifdef VERILATOR
-`define DYSHARP_PARSER_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_parser (origin %0d, port %0d): %s", Origin, PortId, msg); $stop; end
-`else
-`define DYSHARP_PARSER_CHECK(ok, msg) if (!(ok)) $error("dysharp_parser (origin %0d, port %0d): %s", Origin, PortId, msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_parser
   import dysharp_pkg::*;
@@ -62,9 +58,7 @@ module dysharp_parser
 ) (
   input  logic                                                          clk_i,
   // Asynchronous reset; it also gates the tail RAM's write enable (a synchronous use).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                                          rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   input  logic [NumGroups*NumPorts-1:0]                                 cfg_group_mask_i,
   // Flits from the ingress link arbiter. in_ready_o does not depend on in_valid_i.
   input  logic                                                          in_valid_i,
@@ -164,12 +158,10 @@ module dysharp_parser
   nt_t      ntail_q, ntail_d;    // tail flits of the current frame stored so far
   // Target flits of the current frame (sorted by destination port at its last flit) and each ID's
   // port and rank (request class; constant zero in the response class).
-  /* verilator lint_off UNUSEDSIGNAL */
   tgts_t    tgt_q;
   sport_t   sport_q;
   srank_t   srank_q;
   route_t   chk_route_q;         // request class: where the frame in the check stage goes
-  /* verilator lint_on UNUSEDSIGNAL */
   hdr_t     hq;                  // captured flit0 (for the target-flit count)
   int unsigned tflits_hdr;       // target flits the captured flit0 announces (request class)
   logic     is_hdr, is_tgt, is_tail;
@@ -297,7 +289,6 @@ module dysharp_parser
   // IDs per port: its destination ports, and each replica's tcount, first sorted position and
   // hcc. The CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero
   // only in the tcount field.
-  /* verilator lint_off UNUSEDSIGNAL */
   function automatic route_t route_f(input flit_t f, input logic [7:0] hcc, input pcnt_t cnt,
                                      input logic [NumGroups*NumPorts-1:0] groups);
     route_t      r;
@@ -327,12 +318,10 @@ module dysharp_parser
     end
     return r;
   endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
 
   // Spec §6 checks 1..10 of a frame of `nflits` flits with flit0 `f`, first failing wins
   // (decode() in sim/src/packet/mod.rs); checks 9 and 10 come from the target flits. The checks
   // do not look at rsvd, acc, tag and src_port (hence the lint waiver).
-  /* verilator lint_off UNUSEDSIGNAL */
   function automatic ecode_e frame_code_f(input flit_t f, input int unsigned nflits,
                                           input logic expert_bad, input logic dup_bad,
                                           input logic [NumGroups*NumPorts-1:0] groups);
@@ -401,7 +390,6 @@ module dysharp_parser
     end
     return code;
   endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
 
   // The descriptor header of a good frame: src_port := PortId, rsvd := 0, and `hcc`.
   function automatic flit_t stamp_f(input flit_t f, input logic [7:0] hcc);
@@ -507,7 +495,6 @@ module dysharp_parser
 
   // ---------------------------------------------------------------------------------------------
   // The verdict, once per frame at its last flit, registered into the check stage.
-  /* verilator lint_off UNUSEDSIGNAL */
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       chk_route_q <= '0;
@@ -549,7 +536,6 @@ module dysharp_parser
     end
   end
 
-  /* verilator lint_on UNUSEDSIGNAL */
 
   // A good frame's tail flits become readable in its check stage; a bad frame's are dropped by
   // not advancing tstart (the next frame writes over them).
@@ -722,18 +708,12 @@ module dysharp_parser
                        hq.tag, hq.src_port, hq.maddr, hq.stage};
 
 `ifndef SYNTHESIS
-  if (TailDepth < MaxTail + 1) begin : gen_tail_check
-    $error("dysharp_parser: TailDepth must hold one longest tail plus one flit");
-  end
+  `DYSHARP_ASSERT_INIT(a_tail_depth, TailDepth >= MaxTail + 1,
+    "TailDepth must hold one longest tail plus one flit")
 
-  // The stream rules as immediate checks in a clocked process (the same rules the concurrent
-  // assertions stated, checked at the same edges): a concurrent assertion makes the simulator copy
-  // every signal it reads, the descriptor's 700-odd bits included, at every clock edge, for each of
-  // the 2 x NumPorts parsers (docs/perf.md, "Sampling and per-instance code"). A stalled output is
-  // held in a copy taken only while it is stalled (dysharp_stream_chk for the tail and RSP_ERROR
-  // streams). A failure prints
-  // `%Error: dysharp_parser (origin O, port P): <rule>` and stops the simulation, which the benches
-  // count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). A stalled output
+  // is held in a copy taken only while it is stalled (dysharp_stream_chk for the tail and RSP_ERROR
+  // streams).
 
   // The descriptor's outputs as one word (read only where a rule reads it: never built in a cycle
   // in which no descriptor was stalled).
@@ -747,37 +727,43 @@ module dysharp_parser
     if (!rst_ni) begin
       desc_hold_q <= 1'b0;
     end else begin
-      `DYSHARP_PARSER_CHECK(32'(tcnt_q) + 32'(ntail_q) <= TailDepth,
-                            "a_tail_range: more tail flits than the buffer holds")
+      `DYSHARP_ASSERT_I(a_tail_range, 32'(tcnt_q) + 32'(ntail_q) <= TailDepth,
+        $sformatf("origin %0d, port %0d: more tail flits than the buffer holds", Origin, PortId))
       // The prefetch stages hold committed flits only, in order, and the output shows a flit
       // exactly while one is committed and not taken (as the flip-flop buffer's tcnt_q != 0 did).
-      `DYSHARP_PARSER_CHECK(32'(tail_staged) <= 32'(tcnt_q) && tail_stage_order,
-                            "a_tail_staged: a prefetched tail flit that is not committed")
-      `DYSHARP_PARSER_CHECK(tail_valid_o == (tcnt_q != '0),
-                            "a_tail_valid: tail_valid_o is not (a committed flit is waiting)")
+      `DYSHARP_ASSERT_I(a_tail_staged, 32'(tail_staged) <= 32'(tcnt_q) && tail_stage_order,
+        $sformatf("origin %0d, port %0d: a prefetched tail flit that is not committed",
+                  Origin, PortId))
+      `DYSHARP_ASSERT_I(a_tail_valid, tail_valid_o == (tcnt_q != '0),
+        $sformatf("origin %0d, port %0d: tail_valid_o is not (a committed flit is waiting)",
+                  Origin, PortId))
       if (desc_hold_q) begin
-        `DYSHARP_PARSER_CHECK(desc_valid_o && `DYSHARP_PARSER_DESC_OUT == desc_held_q,
-                              "a_desc_stable: a stalled descriptor changed or went away")
+        `DYSHARP_ASSERT_I(a_desc_stable, desc_valid_o && `DYSHARP_PARSER_DESC_OUT == desc_held_q,
+          $sformatf("origin %0d, port %0d: a stalled descriptor changed or went away",
+                    Origin, PortId))
       end
       // Every good request has a destination.
-      `DYSHARP_PARSER_CHECK(!(HasRoute && desc_valid_o) || desc_dmask_o != '0,
-                            "a_desc_dest: a request descriptor without a destination")
+      `DYSHARP_ASSERT_I(a_desc_dest, !(HasRoute && desc_valid_o) || desc_dmask_o != '0,
+        $sformatf("origin %0d, port %0d: a request descriptor without a destination",
+                  Origin, PortId))
       // A good frame's stored tail is exactly its byte-enable and payload flits.
-      `DYSHARP_PARSER_CHECK(!desc_push || 32'(chk_ntail_q) ==
-                              (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) +
-                              32'(chk_pay_q),
-                            "a_good_tail: a good frame's tail is not its byte enables and payload")
-      `DYSHARP_PARSER_CHECK((!evt_err_o || chk_code_q != ErrNone) &&
-                              (32'(evt_payload_o) <= MaxLen),
-                            "a_events: a counter event out of range")
+      `DYSHARP_ASSERT_I(a_good_tail, !desc_push || 32'(chk_ntail_q) ==
+        (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) +
+        32'(chk_pay_q),
+        $sformatf("origin %0d, port %0d: a good frame's tail is not its byte enables and payload",
+                  Origin, PortId))
+      `DYSHARP_ASSERT_I(a_events, (!evt_err_o || chk_code_q != ErrNone) &&
+        (32'(evt_payload_o) <= MaxLen),
+        $sformatf("origin %0d, port %0d: a counter event out of range", Origin, PortId))
       // The check stage's push always finds room (reserved when its frame's last flit was taken).
-      `DYSHARP_PARSER_CHECK(!desc_push || desc_in_ready,
-                            "a_desc_room: a descriptor pushed into a full queue")
-      `DYSHARP_PARSER_CHECK(!err_push || err_in_ready,
-                            "a_err_room: an RSP_ERROR pushed into a full queue")
+      `DYSHARP_ASSERT_I(a_desc_room, !desc_push || desc_in_ready,
+        $sformatf("origin %0d, port %0d: a descriptor pushed into a full queue", Origin, PortId))
+      `DYSHARP_ASSERT_I(a_err_room, !err_push || err_in_ready,
+        $sformatf("origin %0d, port %0d: an RSP_ERROR pushed into a full queue",
+                  Origin, PortId))
       // A target flit is checked against the header captured one or more cycles before.
-      `DYSHARP_PARSER_CHECK(!(fire && is_tgt) || idx_q != '0,
-                            "a_tgt_after_hdr: a target flit without its header")
+      `DYSHARP_ASSERT_I(a_tgt_after_hdr, !(fire && is_tgt) || idx_q != '0,
+        $sformatf("origin %0d, port %0d: a target flit without its header", Origin, PortId))
       desc_hold_q <= desc_valid_o && !desc_ready_i;
       // Data only (not reset): read only while desc_hold_q.
       if (desc_valid_o && !desc_ready_i) begin
@@ -812,6 +798,4 @@ module dysharp_parser
 `endif
 
 endmodule
-
-`undef DYSHARP_PARSER_CHECK
 `undef DYSHARP_PARSER_DESC_OUT

@@ -2,8 +2,6 @@
 // Bit-level packet layout of docs/spec.md §2-§6.
 package dysharp_pkg;
 
-  /* verilator lint_off UNUSEDPARAM */
-
   localparam int unsigned FlitBits = 128;
   localparam int unsigned TargetsPerFlit = 8;
   localparam int unsigned MaxLen = 16;
@@ -192,7 +190,6 @@ package dysharp_pkg;
   };
 
   function automatic logic [7:0] hcc_f(input flit_t flit);
-    // A call in Verilator: inlined at every use it multiplies the C++ size.
     /* verilator no_inline_task */
     logic [7:0] crc;
     for (int unsigned j = 0; j < 8; j++) begin
@@ -200,7 +197,5 @@ package dysharp_pkg;
     end
     return crc;
   endfunction
-
-  /* verilator lint_on UNUSEDPARAM */
 
 endpackage

@@ -5,18 +5,14 @@
 // of the address being written in the same cycle returns the old word (read-first), as a macro
 // with separate ports does. No reset: storage is data only, and callers do not read what they
 // wrote in reset. The address checks below check every enabled access from the second clock edge
-// on: at the first, a caller's pointers may still be a simulator's random initial values (reset
-// acts at that edge). Behavioural, so that Yosys infers a
+// on: at the first, a caller's pointers may still be random initial values (reset acts at that
+// edge). Behavioural, so that Yosys infers a
 // memory with two ports and a synchronous read, which `dysharp area` keeps as an SRAM macro
-// (`--memories macros`), and Verilator simulates as a plain array.
+// (`--memories macros`).
 //
 // Every buffer of 1 KB or more in the design goes through this primitive (or a FIFO built on it).
 
-`ifdef VERILATOR
-`define DYSHARP_RAM_1R1W_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_ram_1r1w: %s", msg); $stop; end
-`else
-`define DYSHARP_RAM_1R1W_CHECK(ok, msg) if (!(ok)) $error("dysharp_ram_1r1w: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_ram_1r1w #(
   parameter int unsigned Width = 32,
@@ -34,9 +30,6 @@ module dysharp_ram_1r1w #(
   output logic [Width-1:0] rdata_o
 );
 
-  // Inlined into its user under Verilator, so that a user kept as one copy of code for all its
-  // instances (dysharp_fifo_ram) keeps the RAM's code in that copy.
-  /* verilator inline_module */
 
   logic [Width-1:0] mem_q [Depth];
   logic [Width-1:0] rdata_q;
@@ -53,23 +46,18 @@ module dysharp_ram_1r1w #(
   assign rdata_o = rdata_q;
 
 `ifndef SYNTHESIS
-  if (Depth < 2) begin : gen_depth_check
-    $error("dysharp_ram_1r1w: Depth must be at least 2");
-  end
-  // Addresses in range (Depth need not be a power of two). Immediate checks without %m, as in
-  // dysharp_fifo_ram (one copy of the code for every instance under Verilator).
+  `DYSHARP_ASSERT_INIT(a_depth, Depth >= 2, "Depth must be at least 2")
+  // Addresses in range (Depth need not be a power of two).
   // From the second clock edge on (see above): chk_armed_q is set by the first.
   logic chk_armed_q;
   initial chk_armed_q = 1'b0;
   always_ff @(posedge clk_i) begin
     if (chk_armed_q) begin
-      `DYSHARP_RAM_1R1W_CHECK(!we_i || 32'(waddr_i) < Depth, "write address out of range")
-      `DYSHARP_RAM_1R1W_CHECK(!re_i || 32'(raddr_i) < Depth, "read address out of range")
+      `DYSHARP_ASSERT_I(a_waddr_range, !we_i || 32'(waddr_i) < Depth, "write address out of range")
+      `DYSHARP_ASSERT_I(a_raddr_range, !re_i || 32'(raddr_i) < Depth, "read address out of range")
     end
     chk_armed_q <= 1'b1;
   end
 `endif
 
 endmodule
-
-`undef DYSHARP_RAM_1R1W_CHECK

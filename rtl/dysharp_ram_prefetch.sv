@@ -46,9 +46,6 @@ module dysharp_ram_prefetch #(
   output logic             stage_order_ok_o
 );
 
-  // Inlined into its user under Verilator, so that a user kept as one copy of code for all its
-  // instances (dysharp_fifo_ram) keeps this code in that copy.
-  /* verilator inline_module */
 
   logic             ov_q, ov_d;   // out_q holds a word
   logic             rv_q, rv_d;   // the RAM's read register holds a word
@@ -61,13 +58,9 @@ module dysharp_ram_prefetch #(
 
   // The RAM has no reset, and needs no rst_ni here: in reset the caller's pointers and fill level
   // are reset, so avail_i is low and no read is issued, from the first clock edge of reset on (at
-  // that edge a simulator's random initial state may issue one, which is harmless; the RAM's
-  // address checks start at the second edge). No combinational path from rst_ni: under Verilator
-  // logic behind a top-level input is evaluated again at every eval() (docs/perf.md,
-  // "Input-combinational logic out of the crosspoint queues").
-  // (`no_read` a variable of the instance, `public_flat_rd`: otherwise Verilator's data-flow pass
-  // names a temporary for it per instance, and every instance of the user gets a copy of the code.)
-  logic no_read /* verilator public_flat_rd */;
+  // that edge a random initial state may issue one, which is harmless; the RAM's address checks
+  // start at the second edge). No combinational path from rst_ni.
+  logic no_read;
   assign no_read  = !avail_i || (ov_q && rv_q);
   assign re_o     = !no_read;
   // rd's word leaves through the output (out_q empty), or moves to out_q because the read of this

@@ -17,6 +17,8 @@
 // is 0 Stages - 1 cycles later): operand isolation, which also spares a simulator every lane of
 // every idle cycle.
 
+`include "dysharp_assert.svh"
+
 module dysharp_reduce_acc
   import dysharp_pkg::*;
   import dysharp_fp_pkg::*;
@@ -74,8 +76,8 @@ module dysharp_reduce_acc
 
     // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one flit once):
     // the first expected port initialises the accumulator, every later one steps it.
-    logic [FpAccBits-1:0] acc_c     [Lo:Hi] /* verilator split_var */;  // after the ports before p
-    logic                 started_c [Lo:Hi] /* verilator split_var */;
+    logic [FpAccBits-1:0] acc_c     [Lo:Hi];  // after the ports before p
+    logic                 started_c [Lo:Hi];
     // Port 0 can only start a reduction (no step: no adder), the others start or step it.
     localparam int unsigned StepLo = (s == 0) ? 1 : Lo;
     if (s == 0) begin : g_port0
@@ -126,9 +128,7 @@ module dysharp_reduce_acc
   end
 
 `ifndef SYNTHESIS
-  if (Stages < 1 || Stages > NumPorts) begin : gen_stages_check
-    $error("dysharp_reduce_acc: Stages must be 1..NumPorts");
-  end
+  `DYSHARP_ASSERT_INIT(a_stages, Stages >= 1 && Stages <= NumPorts, "Stages must be 1..NumPorts")
 `endif
 
 endmodule

@@ -8,11 +8,7 @@
 // failed one's code to slot 0; the key updates (answered, failed) go back to the share. Its own
 // module so that synthesis does one receiver once (docs/area.md).
 
-`ifdef VERILATOR
-`define DYSHARP_REDUCE_RX_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_reduce_rx: %s", msg); $stop; end
-`else
-`define DYSHARP_REDUCE_RX_CHECK(ok, msg) if (!(ok)) $error("dysharp_reduce_rx: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_reduce_rx
   import dysharp_pkg::*;
@@ -26,9 +22,7 @@ module dysharp_reduce_rx
 ) (
   input  logic                                        clk_i,
   // The checks read the asynchronous reset on the clock (a synchronous use, verification-only).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                        rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   input  logic [PortW-1:0]                            p_i,         // this port (messages only)
   // RSP_PARTIAL packets from this port's hub (already checked by the parser); always taken.
   input  logic                                        part_valid_i,
@@ -206,29 +200,24 @@ module dysharp_reduce_rx
     first_fire_q <= rx_fire && rx_first;
   end
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge, the partial's flit included; docs/perf.md, "Sampling and per-instance code"). A failure
-  // prints `%Error: dysharp_reduce_rx: <rule>` and stops the simulation, which the benches count as
-  // an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      `DYSHARP_REDUCE_RX_CHECK(!orphan_o || first_fire_q,
-                               $sformatf("orphan pulse without a partial on port %0d", p_i))
+      `DYSHARP_ASSERT_I(a_orphan_pulse, !orphan_o || first_fire_q,
+        $sformatf("orphan pulse without a partial on port %0d", p_i))
       // A stored payload flit goes to a live entry that still waits for this port.
-      `DYSHARP_REDUCE_RX_CHECK(!(rx_busy_q && rx_hit_q) ||
-                               (valid_i[rx_q_q][rx_i_q] && exp_i[rx_q_q][rx_i_q] &&
-                                !got_i[rx_q_q][rx_i_q]),
-                               $sformatf("port %0d writes a freed or answered entry", p_i))
+      `DYSHARP_ASSERT_I(a_write_live, !(rx_busy_q && rx_hit_q) ||
+        (valid_i[rx_q_q][rx_i_q] && exp_i[rx_q_q][rx_i_q] &&
+        !got_i[rx_q_q][rx_i_q]),
+        $sformatf("port %0d writes a freed or answered entry", p_i))
       // Only RSP_PARTIAL packets arrive here.
-      `DYSHARP_REDUCE_RX_CHECK(!(part_valid_i && rx_first) ||
-                               part_data_i[OpcodeLsb +: OpcodeWidth] == OpRspPartial,
-                               $sformatf("port %0d delivered a non-partial", p_i))
+      `DYSHARP_ASSERT_I(a_partial_only, !(part_valid_i && rx_first) ||
+        part_data_i[OpcodeLsb +: OpcodeWidth] == OpRspPartial,
+        $sformatf("port %0d delivered a non-partial", p_i))
       // A stored partial never has more than MaxLen payload flits (the parser checks len).
-      `DYSHARP_REDUCE_RX_CHECK(!(rx_fire && !rx_first && rx_store_q) ||
-                               rx_slot_q < CntW'(MaxLen),
-                               $sformatf("port %0d partial longer than MaxLen payload flits",
-                                         p_i))
+      `DYSHARP_ASSERT_I(a_partial_len, !(rx_fire && !rx_first && rx_store_q) ||
+        rx_slot_q < CntW'(MaxLen),
+        $sformatf("port %0d partial longer than MaxLen payload flits", p_i))
     end
   end
 `else
@@ -237,5 +226,3 @@ module dysharp_reduce_rx
 `endif
 
 endmodule
-
-`undef DYSHARP_REDUCE_RX_CHECK

@@ -11,11 +11,7 @@
 // dysharp_reduce_acc, the output FIFO). Its own module so that synthesis does one share once
 // (docs/area.md); q_i is a port, not a parameter, so that every share is the same module.
 
-`ifdef VERILATOR
-`define DYSHARP_REDUCE_SHARE_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_reduce_share: %s", msg); $stop; end
-`else
-`define DYSHARP_REDUCE_SHARE_CHECK(ok, msg) if (!(ok)) $error("dysharp_reduce_share: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_reduce_share
   import dysharp_pkg::*;
@@ -31,11 +27,7 @@ module dysharp_reduce_share
   localparam int unsigned AddrW     = (Share * MaxLen > 1) ? $clog2(Share * MaxLen) : 1
 ) (
   input  logic                                 clk_i,
-  // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
-  // synchronously; that use is verification-only.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                 rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   input  logic [PortW-1:0]                     q_i,          // the requester (a constant)
   input  logic                                 tick_i,       // the bounded wait's epoch ends
   // Allocation (requester q_i's request forwarder). alloc_hdr_i.src_port must be q_i.
@@ -220,80 +212,80 @@ module dysharp_reduce_share
 `ifndef SYNTHESIS
   // Functional coverage (docs/verification.md): a full share, a same-tag wait, and every
   // ld_reduce op x dtype x reduce op x accumulation that allocates an entry.
-  c_share_full: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i && !has_free);
-  c_same_tag_wait: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_valid_i && has_free && dup);
-  c_mc_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_mc_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_mc_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_mc_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_mc_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_mc_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
-  c_mc_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_mc_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_mc_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_mc_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_mc_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_mc_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
-  c_mc_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_mc_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_mc_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_mc_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_mc_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_mc_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
-  c_dyn_bf16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_dyn_bf16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_dyn_bf16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_dyn_bf16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_dyn_bf16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_dyn_bf16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
-  c_dyn_f16_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_dyn_f16_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_dyn_f16_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_dyn_f16_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_dyn_f16_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_dyn_f16_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
-  c_dyn_f32_add_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32));
-  c_dyn_f32_add_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative));
-  c_dyn_f32_min_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32));
-  c_dyn_f32_min_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative));
-  c_dyn_f32_max_accf32: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32));
-  c_dyn_f32_max_accnative: cover property (@(posedge clk_i) disable iff (!rst_ni) alloc_fire &&
-    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative));
+  `DYSHARP_COVER(c_share_full, alloc_valid_i && !has_free)
+  `DYSHARP_COVER(c_same_tag_wait, alloc_valid_i && has_free && dup)
+  `DYSHARP_COVER(c_mc_bf16_add_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_bf16_add_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_bf16_min_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_bf16_min_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_bf16_max_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_bf16_max_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f16_add_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f16_add_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f16_min_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f16_min_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f16_max_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f16_max_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f32_add_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f32_add_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f32_min_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f32_min_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_mc_f32_max_accf32, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_mc_f32_max_accnative, alloc_fire &&
+    (hdr.opcode == OpMcLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_bf16_add_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_bf16_add_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_bf16_min_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_bf16_min_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_bf16_max_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_bf16_max_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtBf16) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f16_add_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f16_add_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f16_min_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f16_min_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f16_max_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f16_max_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF16) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f32_add_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f32_add_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopAdd) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f32_min_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f32_min_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMin) && (hdr.acc == AccNative))
+  `DYSHARP_COVER(c_dyn_f32_max_accf32, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccF32))
+  `DYSHARP_COVER(c_dyn_f32_max_accnative, alloc_fire &&
+    (hdr.opcode == OpDynLdReduce) && (hdr.dtype == DtF32) && (hdr.rop == RopMax) && (hdr.acc == AccNative))
 `endif
 
   always_comb begin
@@ -697,9 +689,7 @@ module dysharp_reduce_share
     end
   end
 
-  // Shadow registers of the previous cycle (no $past / $stable: the pinned simulator, Verilator
-  // 5.048, mixed up their sampled values between the iterations of a generate loop, where these
-  // checks were; kept so for every instance).
+  // History registers of the previous cycle (rtl/dysharp_assert.svh).
   logic                stalled_q;    // the previous cycle offered a flit that was not taken
   logic [FlitBits-1:0] stall_data_q;
   logic                stall_last_q;
@@ -712,66 +702,58 @@ module dysharp_reduce_share
     end
   end
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked: a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge, here every entry's state (docs/perf.md, "Sampling and per-instance code"). A failure
-  // prints `%Error: dysharp_reduce_share: <rule>` and stops the simulation, which the benches count
-  // as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      `DYSHARP_REDUCE_SHARE_CHECK(!o_v || fifo_in_ready,
-                                  $sformatf("a_fifo_room: result FIFO %0d overflows", q_i))
+      `DYSHARP_ASSERT_I(a_fifo_room, !o_v || fifo_in_ready,
+        $sformatf("result FIFO %0d overflows", q_i))
       // The tag of a result is read from the keys: the entry must still hold it in stage C, so
       // an entry is never reallocated within a cycle of its last flit's issue.
-      `DYSHARP_REDUCE_SHARE_CHECK(!busy_q || (valid_q[cur_i_q] && rdy[cur_i_q]),
-                                  $sformatf("a_busy_valid: engine %0d lost its entry mid-packet",
-                                            q_i))
+      `DYSHARP_ASSERT_I(a_busy_valid, !busy_q || (valid_q[cur_i_q] && rdy[cur_i_q]),
+        $sformatf("engine %0d lost its entry mid-packet", q_i))
       // No drop, no change under stall.
       if (stalled_q) begin
-        `DYSHARP_REDUCE_SHARE_CHECK(res_valid_o && (res_data_o == stall_data_q) &&
-                                    (res_last_o == stall_last_q),
-                                    $sformatf("result stream %0d changed under stall", q_i))
+        `DYSHARP_ASSERT_I(a_res_stable, res_valid_o && (res_data_o == stall_data_q) &&
+          (res_last_o == stall_last_q),
+          $sformatf("result stream %0d changed under stall", q_i))
       end
       // Each packet is flit0 (+ len payload flits for RSP_REDUCE).
-      `DYSHARP_REDUCE_SHARE_CHECK(!res_valid_o || (res_last_o == (sva_res_cnt_q == want)),
-                                  $sformatf("result packet on stream %0d has the wrong flit count",
-                                            q_i))
+      `DYSHARP_ASSERT_I(a_res_len, !res_valid_o || (res_last_o == (sva_res_cnt_q == want)),
+        $sformatf("result packet on stream %0d has the wrong flit count", q_i))
       // flit0 is a well-formed response to requester q.
-      `DYSHARP_REDUCE_SHARE_CHECK(!(res_valid_o && (sva_res_cnt_q == '0)) ||
-          (((res_hdr.opcode == OpRspReduce) || (res_hdr.opcode == OpRspError)) &&
-           (res_hdr.route == RouteWidth'(q_i)) && (res_hdr.rsvd == '0) &&
-           (res_hdr.tcount == '0) && (res_hdr.hcc == hcc_f(flit_t'(res_hdr))) &&
-           ((res_hdr.opcode == OpRspError) ? (res_hdr.ecode != '0) && (res_hdr.len == '0)
-                                           : (res_hdr.ecode == '0) && (res_hdr.len != '0))),
-          $sformatf("malformed result flit0 on stream %0d", q_i))
+      `DYSHARP_ASSERT_I(a_res_flit0, !(res_valid_o && (sva_res_cnt_q == '0)) ||
+        (((res_hdr.opcode == OpRspReduce) || (res_hdr.opcode == OpRspError)) &&
+        (res_hdr.route == RouteWidth'(q_i)) && (res_hdr.rsvd == '0) &&
+        (res_hdr.tcount == '0) && (res_hdr.hcc == hcc_f(flit_t'(res_hdr))) &&
+        ((res_hdr.opcode == OpRspError) ? (res_hdr.ecode != '0) && (res_hdr.len == '0)
+        : (res_hdr.ecode == '0) && (res_hdr.len != '0))),
+        $sformatf("malformed result flit0 on stream %0d", q_i))
       // Allocation: share q takes only requester q's requests, never into a live entry.
-      `DYSHARP_REDUCE_SHARE_CHECK(!alloc_valid_i || ((alloc_ports_i != '0) &&
-                                                     (hdr.src_port == SrcPortWidth'(q_i))),
-          $sformatf("allocation on port %0d with no ports or another requester", q_i))
-      `DYSHARP_REDUCE_SHARE_CHECK(!alloc_fire || !valid_q[alloc_idx],
-                                  $sformatf("share %0d allocated a live entry", q_i))
+      `DYSHARP_ASSERT_I(a_alloc_port, !alloc_valid_i || ((alloc_ports_i != '0) &&
+        (hdr.src_port == SrcPortWidth'(q_i))),
+        $sformatf("allocation on port %0d with no ports or another requester", q_i))
+      `DYSHARP_ASSERT_I(a_alloc_free, !alloc_fire || !valid_q[alloc_idx],
+        $sformatf("share %0d allocated a live entry", q_i))
       // No entry is freed or timed out while a port is inside one of its partials, and a
       // timeout answers an entry that really misses a partial.
       if (free_v || tmo_v) begin
-        `DYSHARP_REDUCE_SHARE_CHECK(!inflight_at_f(free_idx),
-            $sformatf("share %0d freed an entry with a partial half received", q_i))
+        `DYSHARP_ASSERT_I(a_free_whole, !inflight_at_f(free_idx),
+          $sformatf("share %0d freed an entry with a partial half received", q_i))
       end
-      `DYSHARP_REDUCE_SHARE_CHECK(!tmo_v || (TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
-                                             (age_q[free_idx] == 2'd3) &&
-                                             (got_q[free_idx] != exp_q[free_idx])),
-          $sformatf("share %0d timed out an entry that was not due", q_i))
+      `DYSHARP_ASSERT_I(a_timeout_due, !tmo_v || (TmoOn && valid_q[free_idx] && !zomb_q[free_idx] &&
+        (age_q[free_idx] == 2'd3) &&
+        (got_q[free_idx] != exp_q[free_idx])),
+        $sformatf("share %0d timed out an entry that was not due", q_i))
       // Entry invariants of share q.
       for (int unsigned e = 0; e < Share; e++) begin
-        `DYSHARP_REDUCE_SHARE_CHECK(((got_q[e] | err_q[e]) & ~exp_q[e]) == '0,
-            $sformatf("entry %0d/%0d answered by an unexpected port", q_i, e))
-        `DYSHARP_REDUCE_SHARE_CHECK(valid_q[e] || ((got_q[e] == '0) && (err_q[e] == '0) &&
-                                                   !zomb_q[e] && (age_q[e] == '0)),
-            $sformatf("free entry %0d/%0d has state", q_i, e))
+        `DYSHARP_ASSERT_I(a_answer_port, ((got_q[e] | err_q[e]) & ~exp_q[e]) == '0,
+          $sformatf("entry %0d/%0d answered by an unexpected port", q_i, e))
+        `DYSHARP_ASSERT_I(a_free_clean, valid_q[e] || ((got_q[e] == '0) && (err_q[e] == '0) &&
+          !zomb_q[e] && (age_q[e] == '0)),
+          $sformatf("free entry %0d/%0d has state", q_i, e))
       end
     end
   end
 `endif
 
 endmodule
-
-`undef DYSHARP_REDUCE_SHARE_CHECK

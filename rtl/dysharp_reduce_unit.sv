@@ -55,6 +55,8 @@
 // arrives in the very cycle its entry is freed is an orphan too (the free wins). An entry is
 // never freed while a port is inside one of its partials.
 
+`include "dysharp_assert.svh"
+
 module dysharp_reduce_unit
   import dysharp_pkg::*;
   import dysharp_fp_pkg::*;
@@ -65,11 +67,7 @@ module dysharp_reduce_unit
   parameter int unsigned AccStages  = 2     // pipeline stages of a payload flit's reduction
 ) (
   input  logic                                clk_i,
-  // The SVA's `disable iff (!rst_ni)` makes Verilator see the async reset also used
-  // synchronously; that use is verification-only.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Allocation, one port per requester (from that port's request forwarder, before the replicas
   // leave). alloc_hdr_i[q].src_port must be q. alloc_ready_o[q] is meaningful with
   // alloc_valid_i[q] only (the entry search runs for a request; 0 otherwise).
@@ -244,12 +242,9 @@ module dysharp_reduce_unit
   end
 
 `ifndef SYNTHESIS
-  if (NumPorts < 1 || RedEntries % NumPorts != 0 || RedEntries < NumPorts) begin : g_param_check
-    $error("dysharp_reduce_unit: RedEntries must be a non-zero multiple of NumPorts");
-  end
-  if (RedTimeout == 1) begin : g_tmo_check
-    $error("dysharp_reduce_unit: RedTimeout must be 0 (off) or at least 2");
-  end
+  `DYSHARP_ASSERT_INIT(a_entries, NumPorts >= 1 && RedEntries % NumPorts == 0 && RedEntries >= NumPorts,
+    "RedEntries must be a non-zero multiple of NumPorts")
+  `DYSHARP_ASSERT_INIT(a_timeout, RedTimeout != 1, "RedTimeout must be 0 (off) or at least 2")
 `endif
 
 endmodule

@@ -8,20 +8,14 @@
 // granted valid/ready offer stable. Purely combinational from req_i/lock_i to the grant; the grant
 // never depends on ack_i.
 
-`ifdef VERILATOR
-`define DYSHARP_RR_ARB_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_rr_arb: %s", msg); $stop; end
-`else
-`define DYSHARP_RR_ARB_CHECK(ok, msg) if (!(ok)) $error("dysharp_rr_arb: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_rr_arb #(
   parameter int unsigned N = 2
 ) (
   input  logic                                   clk_i,
   // Asynchronous reset; the checks read it on the clock (a synchronous use).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                   rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   input  logic [N-1:0]                           req_i,
   input  logic                                   lock_i,
   input  logic                                   ack_i,
@@ -89,21 +83,16 @@ module dysharp_rr_arb #(
 
 `ifndef SYNTHESIS
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
-  // dysharp_rr_arb: <rule>` and stops the simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      `DYSHARP_RR_ARB_CHECK($onehot0(gnt_o), "a_gnt_onehot: more than one grant")
-      `DYSHARP_RR_ARB_CHECK((gnt_o & ~req_i) == '0, "a_gnt_requested: a grant without a request")
-      `DYSHARP_RR_ARB_CHECK(!ack_i || valid_o, "a_ack_granted: an acknowledge without a grant")
-      `DYSHARP_RR_ARB_CHECK(32'(ptr_q) < N && 32'(held_q) < N,
-                            "a_ptr_range: a pointer past the requesters")
+      `DYSHARP_ASSERT_I(a_gnt_onehot, $onehot0(gnt_o), "more than one grant")
+      `DYSHARP_ASSERT_I(a_gnt_requested, (gnt_o & ~req_i) == '0, "a grant without a request")
+      `DYSHARP_ASSERT_I(a_ack_granted, !ack_i || valid_o, "an acknowledge without a grant")
+      `DYSHARP_ASSERT_I(a_ptr_range, 32'(ptr_q) < N && 32'(held_q) < N,
+        "a pointer past the requesters")
     end
   end
 `endif
 
 endmodule
-
-`undef DYSHARP_RR_ARB_CHECK

@@ -3,17 +3,13 @@
 // clock edge is offered again, unchanged, at the next edge. The word is copied only while it is
 // stalled and compared only in the cycle after, so an idle or flowing stream costs a simulator one
 // test per cycle (docs/perf.md, "Sampling and per-instance code"). A failure prints
-// `%Error: <Name>: a stalled word changed or went away` and stops the simulation, which the benches
-// count as an error. Instantiated only outside SYNTHESIS; it has no outputs.
+// `<Name>: a stalled word changed or went away` as the message of the check a_stream_stable
+// (rtl/dysharp_assert.svh). Instantiated only outside SYNTHESIS; it has no outputs.
 //
 // For a rule whose "stall" is not a handshake (a word that must wait unchanged), valid_i is "a
 // word is there" and ready_i is "it may move on".
 
-`ifdef VERILATOR
-`define DYSHARP_STREAM_CHK_FAIL(name) begin $display("%%Error: %s: a stalled word changed or went away", name); $stop; end
-`else
-`define DYSHARP_STREAM_CHK_FAIL(name) $error("%s: a stalled word changed or went away", name);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_stream_chk #(
   parameter int unsigned Width = 1,
@@ -34,9 +30,8 @@ module dysharp_stream_chk #(
     if (!rst_ni) begin
       hold_q <= 1'b0;
     end else begin
-      if (hold_q && !(valid_i && data_i == held_q)) begin
-        `DYSHARP_STREAM_CHK_FAIL(Name)
-      end
+      `DYSHARP_ASSERT_I(a_stream_stable, !hold_q || (valid_i && data_i == held_q),
+        $sformatf("%s: a stalled word changed or went away", Name))
       hold_q <= valid_i && !ready_i;
       // Data only (not reset): read only while hold_q.
       if (valid_i && !ready_i) begin
@@ -50,5 +45,3 @@ module dysharp_stream_chk #(
 `endif
 
 endmodule
-
-`undef DYSHARP_STREAM_CHK_FAIL

@@ -9,11 +9,7 @@
 // The classes never share a queue, so a stalled hub cannot block responses and a stalled SM cannot
 // block requests. Counts the downlink's flits and payload flits.
 
-`ifdef VERILATOR
-`define DYSHARP_SW_EGRESS_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_egress: %s", msg); $stop; end
-`else
-`define DYSHARP_SW_EGRESS_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_egress: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_sw_egress
   import dysharp_pkg::*;
@@ -24,9 +20,7 @@ module dysharp_sw_egress
 ) (
   input  logic                            clk_i,
   // Asynchronous reset (the checks' as well).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                            rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Request-class sources.
   input  logic [NumReqSrc-1:0]            req_src_valid_i,
   output logic [NumReqSrc-1:0]            req_src_ready_o,
@@ -206,11 +200,8 @@ module dysharp_sw_egress
   assign dn_payload_flits_o = dn_payload_q;
 
 `ifndef SYNTHESIS
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of the output streams is
-  // two dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_egress: <rule>` and stops
-  // the simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of
+  // the output streams: two dysharp_stream_chk below.
   logic [NumReqSrc-1:0] req_src_stall_q;   // offered and not taken at the last edge
   logic [NumRspSrc-1:0] rsp_src_stall_q;
   logic [31:0]          chk_dn_q, chk_prev_pay_q;  // moved flits; the payload count before
@@ -222,16 +213,16 @@ module dysharp_sw_egress
       chk_dn_q        <= '0;
       chk_prev_pay_q  <= '0;
     end else begin
-      `DYSHARP_SW_EGRESS_CHECK($onehot0(move), "a_one_move: more than one flit moved")
+      `DYSHARP_ASSERT_I(a_one_move, $onehot0(move), "more than one flit moved")
       // Sources keep an offered flit until it is taken.
-      `DYSHARP_SW_EGRESS_CHECK((req_src_stall_q & ~req_src_valid_i) == '0,
-                               "a_req_src_stable: a request source withdrew an offered flit")
-      `DYSHARP_SW_EGRESS_CHECK((rsp_src_stall_q & ~rsp_src_valid_i) == '0,
-                               "a_rsp_src_stable: a response source withdrew an offered flit")
+      `DYSHARP_ASSERT_I(a_req_src_stable, (req_src_stall_q & ~req_src_valid_i) == '0,
+        "a request source withdrew an offered flit")
+      `DYSHARP_ASSERT_I(a_rsp_src_stable, (rsp_src_stall_q & ~rsp_src_valid_i) == '0,
+        "a response source withdrew an offered flit")
       // Counters: every moved flit counted; at most one packet's payload per cycle.
-      `DYSHARP_SW_EGRESS_CHECK(dn_flits_q == chk_dn_q, "a_dn_flits: a moved flit not counted")
-      `DYSHARP_SW_EGRESS_CHECK((dn_payload_q - chk_prev_pay_q) <= 32'(MaxLen),
-                               "a_dn_payload: more than one packet's payload in a cycle")
+      `DYSHARP_ASSERT_I(a_dn_flits, dn_flits_q == chk_dn_q, "a moved flit not counted")
+      `DYSHARP_ASSERT_I(a_dn_payload, (dn_payload_q - chk_prev_pay_q) <= 32'(MaxLen),
+        "more than one packet's payload in a cycle")
       req_src_stall_q <= req_src_valid_i & ~req_src_ready_o;
       rsp_src_stall_q <= rsp_src_valid_i & ~rsp_src_ready_o;
       chk_dn_q        <= chk_dn_q + 32'(move != '0);
@@ -264,5 +255,3 @@ module dysharp_sw_egress
 `endif
 
 endmodule
-
-`undef DYSHARP_SW_EGRESS_CHECK

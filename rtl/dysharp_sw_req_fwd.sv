@@ -20,11 +20,7 @@
 // DynamicOps = 0 (spec §5.7): no DYN op reaches the forwarder, every replica is the request as
 // the parser stamped it, and the pruning logic is compiled out (desc_tgt/cnt/base/rhcc unused).
 
-`ifdef VERILATOR
-`define DYSHARP_SW_REQ_FWD_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_req_fwd: %s", msg); $stop; end
-`else
-`define DYSHARP_SW_REQ_FWD_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_req_fwd: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_sw_req_fwd
   import dysharp_pkg::*;
@@ -35,10 +31,7 @@ module dysharp_sw_req_fwd
   parameter int unsigned XpDepth        = 128
 ) (
   input  logic                                                          clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                                          rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Checked frames from the request parser.
   input  logic                                                          desc_valid_i,
   output logic                                                          desc_ready_o,
@@ -171,19 +164,17 @@ module dysharp_sw_req_fwd
                       h.stage};
 
 `ifndef SYNTHESIS
-  if (XpDepth < MaxFrame) begin : gen_depth_check
-    $error("dysharp_sw_req_fwd: XpDepth must hold the longest packet");
-  end
+  `DYSHARP_ASSERT_INIT(a_xp_depth, XpDepth >= MaxFrame, "XpDepth must hold the longest packet")
 
   // Functional coverage (docs/verification.md): every request opcode forwarded, a start held
   // back by a full crosspoint queue, and replicas carrying each number of target flits.
-  c_fwd_write: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpWrite));
-  c_fwd_read: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpRead));
-  c_fwd_mc_st: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpMcSt));
-  c_fwd_mc_ld_reduce: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpMcLdReduce));
-  c_fwd_dyn_st: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpDynSt));
-  c_fwd_dyn_ld_reduce: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && (h.opcode == OpDynLdReduce));
-  c_xp_full: cover property (@(posedge clk_i) disable iff (!rst_ni) desc_valid_i && (pos_q == '0) && !space_ok);
+  `DYSHARP_COVER(c_fwd_write, start_ok && (pos_q == '0) && (h.opcode == OpWrite))
+  `DYSHARP_COVER(c_fwd_read, start_ok && (pos_q == '0) && (h.opcode == OpRead))
+  `DYSHARP_COVER(c_fwd_mc_st, start_ok && (pos_q == '0) && (h.opcode == OpMcSt))
+  `DYSHARP_COVER(c_fwd_mc_ld_reduce, start_ok && (pos_q == '0) && (h.opcode == OpMcLdReduce))
+  `DYSHARP_COVER(c_fwd_dyn_st, start_ok && (pos_q == '0) && (h.opcode == OpDynSt))
+  `DYSHARP_COVER(c_fwd_dyn_ld_reduce, start_ok && (pos_q == '0) && (h.opcode == OpDynLdReduce))
+  `DYSHARP_COVER(c_xp_full, desc_valid_i && (pos_q == '0) && !space_ok)
   function automatic logic replica_flits_f(input int unsigned n);
     logic r;
     r = 1'b0;
@@ -194,42 +185,34 @@ module dysharp_sw_req_fwd
   endfunction
   // One point per count, each its own statement: points of a generate loop would merge into one.
   if (TgtFlits >= 1) begin : gen_c_tflits_1
-    c_replica_tflits_1: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
-      replica_flits_f(1));
+    `DYSHARP_COVER(c_replica_tflits_1, start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(1))
   end
   if (TgtFlits >= 2) begin : gen_c_tflits_2
-    c_replica_tflits_2: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
-      replica_flits_f(2));
+    `DYSHARP_COVER(c_replica_tflits_2, start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(2))
   end
   if (TgtFlits >= 3) begin : gen_c_tflits_3
-    c_replica_tflits_3: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
-      replica_flits_f(3));
+    `DYSHARP_COVER(c_replica_tflits_3, start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(3))
   end
   if (TgtFlits >= 4) begin : gen_c_tflits_4
-    c_replica_tflits_4: cover property (@(posedge clk_i) disable iff (!rst_ni) start_ok && (pos_q == '0) && is_dyn &&
-      replica_flits_f(4));
+    `DYSHARP_COVER(c_replica_tflits_4, start_ok && (pos_q == '0) && is_dyn &&
+      replica_flits_f(4))
   end
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of a stalled word is a
-  // dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_req_fwd: <rule>` and stops the
-  // simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of a
+  // stalled word: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
       // Writes only into queues with room (reserved at the packet's start).
-      `DYSHARP_SW_REQ_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
-        "a_xp_room")
+      `DYSHARP_ASSERT_I(a_xp_room, (xp_valid_o & ~xp_ready_i) == '0)
       // Tail flits of a checked frame are all present once it is being forwarded.
-      `DYSHARP_SW_REQ_FWD_CHECK(!tail_ready_o || tail_valid_i,
-        "a_tail_present")
-      `DYSHARP_SW_REQ_FWD_CHECK(!active || desc_valid_i,
-        "a_desc_present")
-      `DYSHARP_SW_REQ_FWD_CHECK(!alloc_gnt_i || alloc_req_o,
-        "a_alloc_gnt")
+      `DYSHARP_ASSERT_I(a_tail_present, !tail_ready_o || tail_valid_i)
+      `DYSHARP_ASSERT_I(a_desc_present, !active || desc_valid_i)
+      `DYSHARP_ASSERT_I(a_alloc_gnt, !alloc_gnt_i || alloc_req_o)
       // Every good frame has at least one destination.
-      `DYSHARP_SW_REQ_FWD_CHECK(!desc_valid_i || (desc_dmask_i != '0),
-        "a_dest")
+      `DYSHARP_ASSERT_I(a_dest, !desc_valid_i || (desc_dmask_i != '0))
     end
   end
 
@@ -247,5 +230,3 @@ module dysharp_sw_req_fwd
 `endif
 
 endmodule
-
-`undef DYSHARP_SW_REQ_FWD_CHECK

@@ -6,11 +6,7 @@
 //   - RSP_PARTIAL: streamed, one flit per cycle, to the reduction unit's partial input of this
 //     port (flow controlled by part_ready_i).
 
-`ifdef VERILATOR
-`define DYSHARP_SW_RSP_FWD_CHECK(ok, msg) if (!(ok)) begin $display("%%Error: dysharp_sw_rsp_fwd: %s", msg); $stop; end
-`else
-`define DYSHARP_SW_RSP_FWD_CHECK(ok, msg) if (!(ok)) $error("dysharp_sw_rsp_fwd: %s", msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_sw_rsp_fwd
   import dysharp_pkg::*;
@@ -20,9 +16,7 @@ module dysharp_sw_rsp_fwd
 ) (
   input  logic                                  clk_i,
   // Asynchronous reset (the checks' as well).
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                  rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Checked frames from the response parser.
   input  logic                                  desc_valid_i,
   output logic                                  desc_ready_o,
@@ -111,23 +105,17 @@ module dysharp_sw_rsp_fwd
                       h.tcount, h.maddr, h.stage};
 
 `ifndef SYNTHESIS
-  if (XpDepth < MaxFrame) begin : gen_depth_check
-    $error("dysharp_sw_rsp_fwd: XpDepth must hold the longest response");
-  end
+  `DYSHARP_ASSERT_INIT(a_xp_depth, XpDepth >= MaxFrame, "XpDepth must hold the longest response")
 
-  // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-  // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-  // edge; docs/perf.md, "Sampling and per-instance code"); the stability of the partial stream is
-  // a dysharp_stream_chk below. A failure prints `%Error: dysharp_sw_rsp_fwd: <rule>` and stops
-  // the simulation, which the benches count as an error.
+  // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh). The stability of
+  // the partial stream: dysharp_stream_chk below.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      `DYSHARP_SW_RSP_FWD_CHECK((xp_valid_o & ~xp_ready_i) == '0,
-                                "a_xp_room: a crosspoint write without room")
-      `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && (pos_q != '0)) || tail_valid_i,
-                                "a_tail_present: a response's tail flit missing mid-packet")
-      `DYSHARP_SW_RSP_FWD_CHECK(!(desc_valid_i && !is_part) || $onehot(dmask),
-                                "a_dest: a response without exactly one destination")
+      `DYSHARP_ASSERT_I(a_xp_room, (xp_valid_o & ~xp_ready_i) == '0, "a crosspoint write without room")
+      `DYSHARP_ASSERT_I(a_tail_present, !(desc_valid_i && (pos_q != '0)) || tail_valid_i,
+        "a response's tail flit missing mid-packet")
+      `DYSHARP_ASSERT_I(a_dest, !(desc_valid_i && !is_part) || $onehot(dmask),
+        "a response without exactly one destination")
     end
   end
 
@@ -144,5 +132,3 @@ module dysharp_sw_rsp_fwd
 `endif
 
 endmodule
-
-`undef DYSHARP_SW_RSP_FWD_CHECK

@@ -15,8 +15,8 @@
 // One dysharp_reduce_unit (load-reduce table) serves all ports: each requester port has its own
 // share of the table and its own allocation port, so every port can allocate in the same cycle
 // and a requester whose share is full stalls only itself (spec §5.3).
-// Crosspoint queues: one dysharp_xp_bank per egress port and class (a RAM per queue plus an output
-// register, each queue a dysharp_fifo_ram's behaviour).
+// Crosspoint queues: one dysharp_fifo_bank per egress port and class (a RAM per queue, its read
+// register and an output register).
 //
 // Counters (32-bit, wrap around): err_count_o codes 1..10 counted at the ingress port of the bad
 // frame (plus ERR_OPCODE for orphan partials), ERR_TIMEOUT (14) at the lowest port that did not
@@ -26,11 +26,7 @@
 // up_flits_o: every accepted uplink flit; up_payload_flits_o: payload flits of good frames.
 // dn_flits_o / dn_payload_flits_o: the same on the downlink (both classes).
 
-`ifdef VERILATOR
-`define DYSHARP_SWITCH_CHECK(ok, p, msg) if (!(ok)) begin $display("%%Error: dysharp_switch (port %0d): %s", p, msg); $stop; end
-`else
-`define DYSHARP_SWITCH_CHECK(ok, p, msg) if (!(ok)) $error("dysharp_switch (port %0d): %s", p, msg);
-`endif
+`include "dysharp_assert.svh"
 
 module dysharp_switch
   import dysharp_pkg::*;
@@ -46,10 +42,7 @@ module dysharp_switch
   parameter int unsigned RedAccStages   = 2     // pipeline stages of a result flit's reduction
 ) (
   input  logic                                clk_i,
-  // The SVA `disable iff (!rst_ni)` samples the asynchronous reset on the clock; not a flop.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                                rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   input  logic [NumGroups*NumPorts-1:0]       cfg_group_mask_i,
   // Requests from each SM (uplink, request class).
   input  logic [NumPorts-1:0]                 req_in_valid_i,
@@ -328,9 +321,11 @@ module dysharp_switch
       assign sxp_usage[UsW*W +: UsW]     = sb_usage[i];
     end
 
-    dysharp_xp_bank #(
-      .NumQ  (NumPorts),
-      .Depth (XpDepth)
+    dysharp_fifo_bank #(
+      .NumQ    (NumPorts),
+      .Width   (FlitBits),
+      .Depth   (XpDepth),
+      .HasLast (1'b1)
     ) u_req_xp (
       .clk_i       (clk_i),
       .rst_ni      (rst_ni),
@@ -345,9 +340,11 @@ module dysharp_switch
       .usage_o     (rb_usage)
     );
 
-    dysharp_xp_bank #(
-      .NumQ  (NumPorts),
-      .Depth (XpDepth)
+    dysharp_fifo_bank #(
+      .NumQ    (NumPorts),
+      .Width   (FlitBits),
+      .Depth   (XpDepth),
+      .HasLast (1'b1)
     ) u_rsp_xp (
       .clk_i       (clk_i),
       .rst_ni      (rst_ni),
@@ -458,9 +455,8 @@ module dysharp_switch
           end
         end
         assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = tmo_q;
-        if (c != int'(ErrTimeout)) begin : gen_code_check
-          $error("dysharp_switch: a switch error code above the hubs' other than ERR_TIMEOUT");
-        end
+        `DYSHARP_ASSERT_INIT(a_switch_codes, c == int'(ErrTimeout),
+          "a switch error code above the hubs' other than ERR_TIMEOUT")
       end
     end
 
@@ -468,9 +464,8 @@ module dysharp_switch
     assign up_payload_flits_o[32*p +: 32] = up_payload_q;
 
 `ifndef SYNTHESIS
-    // At most one uplink flit per cycle, and every accepted flit is counted. No $past / $stable in
-    // this generate loop: the pinned simulator (5.048) mixes up their sampled values between the
-    // loop's iterations. The output streams are asserted inside dysharp_sw_egress.
+    // At most one uplink flit per cycle, and every accepted flit is counted (history registers,
+    // rtl/dysharp_assert.svh). The output streams are checked inside dysharp_sw_egress.
     logic [31:0] chk_up_q;
     logic [1:0]  chk_end_q;   // a frame of class c ended in the previous cycle
     always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -483,46 +478,43 @@ module dysharp_switch
         chk_end_q <= {in_gnt[1] && rsp_in_last_i[p], in_gnt[0] && req_in_last_i[p]};
       end
     end
-    // The rules as immediate checks in a clocked process, at the edges the concurrent assertions
-    // checked (a concurrent assertion makes the simulator copy every signal it reads at every clock
-    // edge; docs/perf.md, "Sampling and per-instance code"). A failure prints `%Error:
-    // dysharp_switch (port P): <rule>` and stops the simulation, which the benches count as an
-    // error.
+    // The rules, checked at the clock edges out of reset (rtl/dysharp_assert.svh).
     always_ff @(posedge clk_i) begin
       if (rst_ni) begin
-        `DYSHARP_SWITCH_CHECK(!(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] &&
-                                rsp_in_ready_o[p]), p, "a_in_one: two uplink flits in a cycle")
-        `DYSHARP_SWITCH_CHECK(up_flits_q == chk_up_q, p,
-                              "a_up_flits: the uplink counter is not the handshake count")
+        `DYSHARP_ASSERT_I(a_in_one, !(req_in_valid_i[p] && req_in_ready_o[p] && rsp_in_valid_i[p] &&
+          rsp_in_ready_o[p]),
+          $sformatf("port %0d: two uplink flits in a cycle", p))
+        `DYSHARP_ASSERT_I(a_up_flits, up_flits_q == chk_up_q,
+          $sformatf("port %0d: the uplink counter is not the handshake count", p))
         // Payload flits are only counted for frames that ended in the previous cycle (the
         // parsers' check stage).
-        `DYSHARP_SWITCH_CHECK((rq_evt_pay == '0 || chk_end_q[0]) &&
-                              (rs_evt_pay == '0 || chk_end_q[1]), p,
-                              "a_up_payload: payload counted for no frame that ended")
+        `DYSHARP_ASSERT_I(a_up_payload, (rq_evt_pay == '0 || chk_end_q[0]) &&
+          (rs_evt_pay == '0 || chk_end_q[1]),
+          $sformatf("port %0d: payload counted for no frame that ended", p))
       end
     end
     // Functional coverage (docs/verification.md): each error code at each place it is detected.
-    c_req_err_hcc: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrHcc));
-    c_req_err_opcode: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrOpcode));
-    c_req_err_length: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrLength));
-    c_req_err_tcount: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrTcount));
-    c_req_err_frame: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrFrame));
-    c_req_err_format: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrFormat));
-    c_req_err_align: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrAlign));
-    c_req_err_route: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrRoute));
-    c_req_err_expert: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrExpert));
-    c_req_err_dup: cover property (@(posedge clk_i) disable iff (!rst_ni) rq_evt_err && (rq_evt_code == ErrDup));
-    c_rsp_err_hcc: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrHcc));
-    c_rsp_err_opcode: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrOpcode));
-    c_rsp_err_length: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrLength));
-    c_rsp_err_tcount: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrTcount));
-    c_rsp_err_frame: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrFrame));
-    c_rsp_err_format: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrFormat));
-    c_rsp_err_align: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrAlign));
-    c_rsp_err_route: cover property (@(posedge clk_i) disable iff (!rst_ni) rs_evt_err && (rs_evt_code == ErrRoute));
-    c_orphan: cover property (@(posedge clk_i) disable iff (!rst_ni) orphan[p]);
-    c_timeout: cover property (@(posedge clk_i) disable iff (!rst_ni) red_tmo[p]);
-    c_quarantine_end: cover property (@(posedge clk_i) disable iff (!rst_ni) red_expire_o[p]);
+    `DYSHARP_COVER(c_req_err_hcc, rq_evt_err && (rq_evt_code == ErrHcc))
+    `DYSHARP_COVER(c_req_err_opcode, rq_evt_err && (rq_evt_code == ErrOpcode))
+    `DYSHARP_COVER(c_req_err_length, rq_evt_err && (rq_evt_code == ErrLength))
+    `DYSHARP_COVER(c_req_err_tcount, rq_evt_err && (rq_evt_code == ErrTcount))
+    `DYSHARP_COVER(c_req_err_frame, rq_evt_err && (rq_evt_code == ErrFrame))
+    `DYSHARP_COVER(c_req_err_format, rq_evt_err && (rq_evt_code == ErrFormat))
+    `DYSHARP_COVER(c_req_err_align, rq_evt_err && (rq_evt_code == ErrAlign))
+    `DYSHARP_COVER(c_req_err_route, rq_evt_err && (rq_evt_code == ErrRoute))
+    `DYSHARP_COVER(c_req_err_expert, rq_evt_err && (rq_evt_code == ErrExpert))
+    `DYSHARP_COVER(c_req_err_dup, rq_evt_err && (rq_evt_code == ErrDup))
+    `DYSHARP_COVER(c_rsp_err_hcc, rs_evt_err && (rs_evt_code == ErrHcc))
+    `DYSHARP_COVER(c_rsp_err_opcode, rs_evt_err && (rs_evt_code == ErrOpcode))
+    `DYSHARP_COVER(c_rsp_err_length, rs_evt_err && (rs_evt_code == ErrLength))
+    `DYSHARP_COVER(c_rsp_err_tcount, rs_evt_err && (rs_evt_code == ErrTcount))
+    `DYSHARP_COVER(c_rsp_err_frame, rs_evt_err && (rs_evt_code == ErrFrame))
+    `DYSHARP_COVER(c_rsp_err_format, rs_evt_err && (rs_evt_code == ErrFormat))
+    `DYSHARP_COVER(c_rsp_err_align, rs_evt_err && (rs_evt_code == ErrAlign))
+    `DYSHARP_COVER(c_rsp_err_route, rs_evt_err && (rs_evt_code == ErrRoute))
+    `DYSHARP_COVER(c_orphan, orphan[p])
+    `DYSHARP_COVER(c_timeout, red_tmo[p])
+    `DYSHARP_COVER(c_quarantine_end, red_expire_o[p])
 `endif
   end
 
@@ -559,18 +551,14 @@ module dysharp_switch
   assign red_evt_port_o = red_port;
 
 `ifndef SYNTHESIS
-  if (NumPorts < 1 || NumPorts > 32) begin : gen_ports_check
-    $error("dysharp_switch: NumPorts must be in 1..32");
-  end
-  if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
-    $error("dysharp_switch: NumPorts * ExpertsPerPort must be at most 65535");
-  end
+  `DYSHARP_ASSERT_INIT(a_num_ports, NumPorts >= 1 && NumPorts <= 32, "NumPorts must be in 1..32")
+  `DYSHARP_ASSERT_INIT(a_num_experts, NumPorts * ExpertsPerPort <= 65535,
+    "NumPorts * ExpertsPerPort must be at most 65535")
   // Reset while the switch offers a flit on an output (packets in flight are lost by design).
-  c_reset_in_flight: cover property (@(posedge clk_i)
-    $fell(rst_ni) && $past(|{req_out_valid_o, rsp_out_valid_o}));
+  // (Never disabled: the point is the edge into reset.)
+  `DYSHARP_COVER(c_reset_in_flight, $fell(rst_ni) && $past(|{req_out_valid_o, rsp_out_valid_o}),
+    clk_i, 1'b1)
 
 `endif
 
 endmodule
-
-`undef DYSHARP_SWITCH_CHECK

@@ -8,6 +8,8 @@
 // checks, orphan partials, load-reduce timeouts). The benches observe the switch-to-hub request
 // streams through the verification wrapper verif/harness/dysharp_top_tb.sv.
 
+`include "dysharp_assert.svh"
+
 module dysharp_top import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned ExpertsPerPort = 32,
@@ -24,11 +26,8 @@ module dysharp_top import dysharp_pkg::*; #(
 ) (
   input  logic                              clk_i,
   // Asynchronous reset; also read as data where a memory's ports are held idle in reset
-  // (dysharp_parser's tail RAM: `we_i = rst_ni && store_tail`) and by the simulation checks, so
-  // the simulator sees it both as a reset and as a synchronous input of the flattened design.
-  /* verilator lint_off SYNCASYNCNET */
+  // (dysharp_parser's tail RAM: `we_i = rst_ni && store_tail`) and by the checks.
   input  logic                              rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Static NVLS groups: group g mask at [NumPorts*g +: NumPorts].
   input  logic [NumGroups*NumPorts-1:0]     cfg_group_mask_i,
   // Hub configuration (spec §7; change only in reset).
@@ -200,12 +199,8 @@ module dysharp_top import dysharp_pkg::*; #(
   end
 
 `ifndef SYNTHESIS
-  if (NumPorts < 1 || NumPorts > 32) begin : gen_ports_check
-    $error("dysharp_top: NumPorts must be 1..32");
-  end
-  if (NumPorts * ExpertsPerPort > 65535) begin : gen_experts_check
-    $error("dysharp_top: at most 65535 experts");
-  end
+  `DYSHARP_ASSERT_INIT(a_num_ports, NumPorts >= 1 && NumPorts <= 32, "NumPorts must be 1..32")
+  `DYSHARP_ASSERT_INIT(a_num_experts, NumPorts * ExpertsPerPort <= 65535, "at most 65535 experts")
 `endif
 
 endmodule

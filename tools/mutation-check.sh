@@ -47,16 +47,16 @@ mutations=(
   "beat_strb|rtl/dysharp_hub_issue.sv|s/be_strb_f\(job_be_i,\s*line_t'\(32'\(line_q\) \+ i\)\)/be_strb_f(job_be_i, line_q)/|top_p8 top_p16"
   # A RAM-backed queue that lets its output register go while the output is stalled: the
   # queue's own checks (a_out_stable, the shadow queue) and the scoreboard see it. The read side
-  # dysharp_ram_prefetch serves the parsers' tail buffers and the hub's payload FIFO; the
-  # crosspoint banks have the same logic as bit vectors over their queues (xp_bank_keep).
+  # dysharp_ram_prefetch serves the parsers' tail buffers; the FIFO banks (crosspoint queues and
+  # the hub's payload FIFO) have the same logic as bit vectors over their queues (xp_bank_keep).
   "xp_keep|rtl/dysharp_ram_prefetch.sv|s/\(ov_q \? !pop : move\);/(ov_q ? 1'b0 : move);/|$dynamic top_p4_static"
-  "xp_bank_keep|rtl/dysharp_xp_bank.sv|s/= \(ov_q & ~pop\) \x7c \(~ov_q & move\);/= (~ov_q \& move);/|$dynamic top_p4_static"
+  "xp_bank_keep|rtl/dysharp_fifo_bank.sv|s/= ft \x7c \(ov_q & ~pop\) \x7c \(~ov_q & move\);/= ft \x7c (~ov_q \& move);/|$dynamic top_p4_static"
   # A crosspoint queue whose RAM read pointer does not advance: every word after a queue's first
   # read repeats an older one.
-  "xp_bank_rptr|rtl/dysharp_xp_bank.sv|s/rd_ptr_q\[i\] <= \(32'\(rd_ptr_q\[i\]\) == RamDepth - 1\) \? '0 : rd_ptr_q\[i\] \+ ptr_t'\(1\);/rd_ptr_q[i] <= rd_ptr_q[i];/|$dynamic top_p4_static"
+  "xp_bank_rptr|rtl/dysharp_fifo_bank.sv|s/rd_ptr_q\[i\] <= \(32'\(rd_ptr_q\[i\]\) == RamDepth - 1\) \? '0 : rd_ptr_q\[i\] \+ ptr_t'\(1\);/rd_ptr_q[i] <= rd_ptr_q[i];/|$dynamic top_p4_static"
   # A fall-through FIFO (the hub's payload FIFO) whose push skips the RAM while an older word
   # stays behind (held, not popped): the two leave out of order.
-  "ft_order|rtl/dysharp_fifo_ram.sv|s/\(cnt_q == cnt_t'\(1\) && pop\)/(cnt_q == cnt_t'(1))/|$tops"
+  "ft_order|rtl/dysharp_fifo_bank.sv|s/\(cnt_q\[i\] == cnt_t'\(1\) && pop\[i\]\)/(cnt_q[i] == cnt_t'(1))/|$tops"
   # A parser tail buffer that starts reading a frame only after its check stage: its first tail
   # flit is one cycle late (the forwarders' and the parser's own stream checks see it).
   "tail_early|rtl/dysharp_parser.sv|s/ \x7c\x7c \(chk_good && \(chk_ntail_q != '0\)\);/;/|$dynamic top_p4_static"

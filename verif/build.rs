@@ -113,11 +113,17 @@ fn rtl_sources(root: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", dir.display())))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "sv"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == "sv" || x == "vlt" || x == "svh")
+        })
         .collect();
+    // The Verilator configuration first, then the packages in dependency order and the modules.
+    // The include file (.svh) is read through `include; it is listed for the cache key only.
     files.sort_by_key(|p| {
         let n = p.file_name().unwrap().to_string_lossy().to_string();
         let rank = match n.as_str() {
+            _ if n.ends_with(".vlt") => -1,
             "dysharp_pkg.sv" => 0,
             "dysharp_fp_pkg.sv" => 1,
             _ if n.ends_with("_pkg.sv") => 2,
@@ -580,10 +586,11 @@ fn main() {
         for (k, v) in &m.params {
             cmd.arg(format!("-G{k}={v}"));
         }
-        for f in rtl
-            .iter()
-            .filter(|f| !m.packages_only || f.to_string_lossy().ends_with("_pkg.sv"))
-        {
+        for f in rtl.iter().filter(|f| {
+            let n = f.to_string_lossy();
+            !n.ends_with(".svh")
+                && (!m.packages_only || n.ends_with("_pkg.sv") || n.ends_with(".vlt"))
+        }) {
             cmd.arg(f);
         }
         for f in &m.sources {

@@ -29,10 +29,12 @@ RTL = Path(os.environ.get("DYSHARP_COCOTB_RTL", ROOT / "rtl")).resolve()
 
 
 def rtl_sources():
-    """rtl/*.sv, packages first (as verif/build.rs orders them)."""
+    """rtl/dysharp.vlt (Verilator's configuration) and rtl/*.sv, packages first (as
+    verif/build.rs orders them)."""
     order = {"dysharp_pkg.sv": 0, "dysharp_fp_pkg.sv": 1}
     files = sorted(RTL.glob("*.sv"))
-    return sorted(files, key=lambda f: (order.get(f.name, 2 if f.name.endswith("_pkg.sv") else 3), f.name))
+    vlt = [runner_mod.VerilatorControlFile(f) for f in sorted(RTL.glob("*.vlt"))]
+    return vlt + sorted(files, key=lambda f: (order.get(f.name, 2 if f.name.endswith("_pkg.sv") else 3), f.name))
 
 
 def bench_top():

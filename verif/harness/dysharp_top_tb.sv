@@ -6,8 +6,10 @@
 // cycle), read from inside dysharp_top by hierarchical reference. verif/src/tb.rs, the cocotb bench
 // and examples/golden/SIGNALS.toml compare every request a hub receives with the golden model's.
 // The parameter and port lists repeat dysharp_top's (a wrapper must declare what it passes on);
-// they cannot drift apart unnoticed: a renamed port fails elaboration, and a port left out fails
-// the lint test (verif/tests/lint.rs lints this wrapper with -Wall: PINMISSING).
+// they cannot drift apart unnoticed: a renamed port fails elaboration, a port left out fails the
+// lint test (verif/tests/lint.rs lints this wrapper with -Wall: PINMISSING), and a parameter that
+// differs in name, type, default or order, or is not passed on, fails
+// `top_harness_takes_the_tops_parameters` (verif/tests/lint.rs).
 
 module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
@@ -20,13 +22,11 @@ module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned TlbWays        = 512,
   parameter int unsigned XpDepth        = 128,  // flits: 8 packets per crosspoint queue
   parameter int unsigned MemLines       = 4,    // 16-byte lines per hub memory beat
-  parameter int unsigned RedTimeout     = 65536 // switch: cycles a partial may be missing (0: none)
+  parameter int unsigned RedTimeout     = 65536, // switch: cycles a partial may be missing (0: none)
+  parameter int unsigned RedAccStages   = 2     // switch: pipeline stages of a result's reduction
 ) (
   input  logic                              clk_i,
-  // As at dysharp_top: an asynchronous reset that the queues also read as data.
-  /* verilator lint_off SYNCASYNCNET */
   input  logic                              rst_ni,
-  /* verilator lint_on SYNCASYNCNET */
   // Static NVLS groups: group g mask at [NumPorts*g +: NumPorts].
   input  logic [NumGroups*NumPorts-1:0]     cfg_group_mask_i,
   // Hub configuration (spec §7; change only in reset).
@@ -84,7 +84,8 @@ module dysharp_top_tb import dysharp_pkg::*; #(
     .TlbWays        (TlbWays),
     .XpDepth        (XpDepth),
     .MemLines       (MemLines),
-    .RedTimeout     (RedTimeout)
+    .RedTimeout     (RedTimeout),
+    .RedAccStages   (RedAccStages)
   ) u_dut (
     .clk_i                 (clk_i),
     .rst_ni                (rst_ni),

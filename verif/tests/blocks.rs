@@ -1,4 +1,4 @@
-//! Block-level benches: `dysharp_al_tlb`, `dysharp_hub` and `dysharp_fifo_ram` driven standalone
+//! Block-level benches: `dysharp_al_tlb`, `dysharp_hub` and `dysharp_fifo_bank` driven standalone
 //! (not through `dysharp_top`) and checked against the golden model or a reference queue.
 //!
 //! - AL-TLB (`tlb_fa`: 8 entries fully associative, `tlb_sa`: 16 entries in 4 sets of 4 ways):
@@ -11,16 +11,15 @@
 //!   beats after a random latency), random `rsp_ready_i`; every memory access (split into 16-byte
 //!   lines) and every response packet is compared with `dysharp_sim::hub::Hub`, and at the end
 //!   the TLB and error counters.
-//! - RAM-backed FIFO (`fifo_ram`: 16-bit words, Depth 8; `fifo_ram_d2`: Depth 2, the flip-flop
-//!   fallback; `fifo_ram_xp`: the crosspoint queue's 129 x 128; `fifo_ram_ft`: Depth 8 with
-//!   FallThrough, as the hub's payload FIFO): random valid/ready and data
-//!   against a `VecDeque`, every cycle: `usage_o`, `in_ready_o`, `out_valid_o` (exactly: the head
-//!   word is shown from its push cycle + 2, + 1 for the fallback and a word that falls through,
-//!   on) and `out_data_o`; and full
-//!   throughput with both sides always on, from empty and from full.
-//! - Crosspoint bank (`xp_bank`: a `dysharp_xp_bank` of 4 queues of Depth 8 beside 4
-//!   `dysharp_fifo_ram` of the same word and depth, fed the same inputs): every output of each
-//!   queue equals its `dysharp_fifo_ram`'s every cycle, under random valid/ready, bursts and reset.
+//! - RAM-backed FIFO, a one-queue `dysharp_fifo_bank` (`fifo_bank`: 16-bit words, Depth 8;
+//!   `fifo_bank_xp`: the crosspoint queue's 129 x 128; `fifo_bank_ft`: Depth 8 with FallThrough,
+//!   as the hub's payload FIFO): random valid/ready and data against a `VecDeque`, every cycle:
+//!   `usage_o`, `in_ready_o`, `out_valid_o` (exactly: the head word is shown from two cycles
+//!   after its push on, one for a word that falls through) and `out_data_o`; and full throughput
+//!   with both sides always on, from empty and from full.
+//! - FIFO bank (`fifo_bank_q4`: a `dysharp_fifo_bank` of 4 crosspoint queues of Depth 8 beside 4
+//!   one-queue banks of the same word and depth, fed the same inputs): every output of each
+//!   queue equals its one-queue bank's every cycle, under random valid/ready, bursts and reset.
 //!
 //! Every test is seeded. A failure prints the seed and the command that re-runs it;
 //! `DYSHARP_SEED=<seed>` replaces the seed of every case of the test (decimal or `0x` hex), and
@@ -1902,13 +1901,13 @@ fn hub_m4_dyn_st_line_rate() {
 // RAM-backed FIFO
 // =================================================================================================
 
-/// The `dysharp_fifo_ram` benches.
-const FIFOS: [&str; 4] = ["fifo_ram", "fifo_ram_d2", "fifo_ram_xp", "fifo_ram_ft"];
+/// The one-queue `dysharp_fifo_bank` benches.
+const FIFOS: [&str; 3] = ["fifo_bank", "fifo_bank_xp", "fifo_bank_ft"];
 
 /// A FIFO word of up to 256 bits: bits 0..128 and 128..256.
 type Word = (u128, u128);
 
-/// The ports of a `dysharp_fifo_ram` model.
+/// The ports of a one-queue `dysharp_fifo_bank` model.
 struct FifoPorts {
     rst: Port,
     in_valid: Port,
@@ -1920,14 +1919,14 @@ struct FifoPorts {
     usage: Port,
 }
 
-/// A `dysharp_fifo_ram` model and the reference queue it is compared with every cycle.
+/// A one-queue `dysharp_fifo_bank` model and the reference queue it is compared with every cycle.
 struct FifoBench {
     sim: Sim,
     p: FifoPorts,
     width: usize,
     depth: usize,
     /// Cycles from a push to the first cycle its word can be at the output: 2 through the RAM,
-    /// 1 for the flip-flop fallback (Depth < 4) and for a word that falls through.
+    /// 1 for a word that falls through.
     latency: u64,
     /// FallThrough: a word pushed while the FIFO holds nothing else after this cycle's pop skips
     /// the RAM (latency 1).
@@ -1963,7 +1962,7 @@ impl FifoBench {
         let sim = open(model, seed)?;
         let width = sim.param_or("Width", 8);
         let depth = sim.param_or("Depth", 2);
-        let fall_through = depth >= 4 && sim.param_or("FallThrough", 0) != 0;
+        let fall_through = sim.param_or("FallThrough", 0) != 0;
         if width > 256 {
             return Err(format!(
                 "bench expects Width <= 256 (model {model}: {width})"
@@ -1984,7 +1983,7 @@ impl FifoBench {
             p,
             width,
             depth,
-            latency: if depth >= 4 && !fall_through { 2 } else { 1 },
+            latency: if fall_through { 1 } else { 2 },
             fall_through,
             held: VecDeque::new(),
             offer: None,
@@ -2101,7 +2100,7 @@ impl FifoBench {
         }
         if let (true, Some(w)) = (pushed, offer) {
             let through = self.fall_through && self.held.is_empty();
-            let lat = if through || self.depth < 4 { 1 } else { 2 };
+            let lat = if through { 1 } else { 2 };
             self.held.push_back((w, cyc + lat));
             self.offer = None;
             self.pushes += 1;
@@ -2155,8 +2154,8 @@ fn fifo_random(model: &str, seed: u64, cycles: u64) -> Result<FifoBench, String>
 }
 
 #[test]
-fn fifo_ram_random_traffic_matches_reference() {
-    const TEST: &str = "fifo_ram_random_traffic_matches_reference";
+fn fifo_bank_random_traffic_matches_reference() {
+    const TEST: &str = "fifo_bank_random_traffic_matches_reference";
     for (i, model) in FIFOS.iter().enumerate() {
         for seed in seeds(0xF100 + 0x100 * i as u64, 6) {
             let b = check(TEST, model, seed, fifo_random(model, seed, 40_000));
@@ -2235,8 +2234,8 @@ fn fifo_throughput(model: &str, seed: u64) -> Result<(), String> {
 }
 
 #[test]
-fn fifo_ram_full_throughput_from_empty_and_full() {
-    const TEST: &str = "fifo_ram_full_throughput_from_empty_and_full";
+fn fifo_bank_full_throughput_from_empty_and_full() {
+    const TEST: &str = "fifo_bank_full_throughput_from_empty_and_full";
     for (i, model) in FIFOS.iter().enumerate() {
         let seed = seed_or(0xF200 + i as u64);
         check(TEST, model, seed, fifo_throughput(model, seed));
@@ -2247,9 +2246,9 @@ fn fifo_ram_full_throughput_from_empty_and_full() {
 // Crosspoint bank
 // =================================================================================================
 
-/// The ports of the `xp_bank` harness: a `dysharp_xp_bank` and, beside it, one
-/// `dysharp_fifo_ram` per queue (`ref_*`) on the same inputs.
-struct XpBankPorts {
+/// The ports of the `fifo_bank_q4` harness: a `dysharp_fifo_bank` of several queues and, beside
+/// it, a one-queue bank per queue (`ref_*`) on the same inputs.
+struct BankPorts {
     rst: Port,
     in_valid: Port,
     in_data: Port,
@@ -2264,8 +2263,8 @@ struct XpBankPorts {
 /// (queues fill up) and of always-ready (queues drain), a reset now and then. Every cycle every
 /// output of the bank must equal the reference's. Returns (words pushed, cycles some queue was
 /// full, resets).
-fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
-    let mut sim = open("xp_bank", seed)?;
+fn fifo_bank_q4_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
+    let mut sim = open("fifo_bank_q4", seed)?;
     let n = sim.param_or("NumQ", 4);
     let pair = |name: &'static str| -> Result<(&'static str, Port, Port), String> {
         Ok((name, outp(&sim, name)?, outp(&sim, &format!("ref_{name}"))?))
@@ -2277,7 +2276,7 @@ fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
         pair("out_last_o")?,
         pair("usage_o")?,
     ];
-    let p = XpBankPorts {
+    let p = BankPorts {
         rst: inp(&sim, "rst_ni")?,
         in_valid: inp(&sim, "in_valid_i")?,
         in_data: inp(&sim, "in_data_i")?,
@@ -2334,7 +2333,7 @@ fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
                     ensure(a == b, || {
                         format!(
                             "cycle {cycle}: {name} of queue {q}: bank {a:#x}, \
-                             dysharp_fifo_ram {b:#x}"
+                             one-queue bank {b:#x}"
                         )
                     })?;
                 }
@@ -2342,7 +2341,7 @@ fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
             }
             let (a, b) = (sim.get(*bank), sim.get(*reference));
             ensure(a == b, || {
-                format!("cycle {cycle}: {name} of the bank {a:#x}, of dysharp_fifo_ram {b:#x}")
+                format!("cycle {cycle}: {name} of the bank {a:#x}, of one-queue bank {b:#x}")
             })?;
         }
         let ready = sim.get(p.pairs[0].1);
@@ -2363,10 +2362,15 @@ fn xp_bank_random(seed: u64, cycles: u64) -> Result<(u64, u64, u64), String> {
 }
 
 #[test]
-fn xp_bank_matches_fifo_ram() {
-    const TEST: &str = "xp_bank_matches_fifo_ram";
+fn fifo_bank_queues_are_independent() {
+    const TEST: &str = "fifo_bank_queues_are_independent";
     for seed in seeds(0xB400, 4) {
-        let (pushed, full, resets) = check(TEST, "xp_bank", seed, xp_bank_random(seed, 30_000));
+        let (pushed, full, resets) = check(
+            TEST,
+            "fifo_bank_q4",
+            seed,
+            fifo_bank_q4_random(seed, 30_000),
+        );
         eprintln!(
             "{TEST} seed {seed:#x}: {pushed} words pushed, {full} cycles with a queue full, \
              {resets} resets"

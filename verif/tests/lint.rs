@@ -16,11 +16,17 @@ fn sources() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("rtl"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sv"))
+        .filter(|p| p.extension().is_some_and(|x| x == "sv" || x == "vlt"))
         .collect();
+    // The Verilator configuration (rtl/dysharp.vlt) first, then the packages and the modules.
     v.sort_by_key(|p| {
         let n = p.file_name().unwrap().to_string_lossy().to_string();
-        (!n.ends_with("_pkg.sv"), n != "dysharp_pkg.sv", n)
+        (
+            !n.ends_with(".vlt"),
+            !n.ends_with("_pkg.sv"),
+            n != "dysharp_pkg.sv",
+            n,
+        )
     });
     v
 }
@@ -66,8 +72,136 @@ fn lints_clean_at_every_registry_configuration() {
 #[test]
 fn fusesoc_core_lists_every_rtl_file() {
     let core = std::fs::read_to_string(root().join("dysharp.core")).unwrap();
-    for f in sources() {
+    for f in sources()
+        .iter()
+        .chain(&[root().join("rtl/dysharp_assert.svh")])
+    {
         let rel = format!("rtl/{}", f.file_name().unwrap().to_string_lossy());
         assert!(core.contains(&rel), "dysharp.core does not list {rel}");
+    }
+}
+
+/// Elaborates `top` with the pinned Yosys front end (yosys-slang) as a formal tool reads the RTL
+/// (no SYNTHESIS, FORMAL defined) and returns the number of check cells (assertions,
+/// assumptions and cover points of rtl/dysharp_assert.svh) in the design.
+fn formal_checks(top: &str, params: &[(String, String)]) -> u64 {
+    let yosys = root().join(".tools/bin/yosys");
+    // Yosys (a WebAssembly build) reads and writes under its working folder only.
+    let out_rel = format!("target/lint-formal/{top}-{}.txt", params.len());
+    std::fs::create_dir_all(root().join("target/lint-formal")).unwrap();
+    let files: Vec<String> = sources()
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "sv"))
+        .map(|p| format!("rtl/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    let gs: Vec<String> = params.iter().map(|(k, v)| format!("-G {k}={v}")).collect();
+    let script = format!(
+        "read_slang --threads 1 --no-synthesis-define -D FORMAL --top {top} {} {}; \
+         tee -q -o {out_rel} select -count t:$check",
+        gs.join(" "),
+        files.join(" ")
+    );
+    let out = Command::new(&yosys)
+        .current_dir(root())
+        .args(["-q", "-p", &script])
+        .output()
+        .expect("run yosys (tools/setup.sh installs it)");
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "yosys read_slang --no-synthesis-define -D FORMAL --top {top} {params:?}:\n{text}"
+    );
+    let count = std::fs::read_to_string(root().join(&out_rel)).unwrap();
+    count
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no check count from yosys for {top}: {count:?}"))
+}
+
+#[test]
+fn checks_elaborate_for_formal_tools() {
+    // The concurrent and immediate forms of rtl/dysharp_assert.svh as formal tools and other
+    // simulators read them, at the registry's lint configurations of up to 4 ports (the larger
+    // ones elaborate for minutes) and for the primitives alone.
+    let reg = Registry::builtin();
+    let mut done = 0;
+    for m in reg
+        .with(Use::Lint)
+        .filter(|m| m.param("NumPorts").is_some_and(|p| p <= 4))
+    {
+        let n = formal_checks(&m.top, &m.param_strings());
+        eprintln!("{} ({}): {n} check cells", m.name, m.top);
+        assert!(n > 100, "{}: only {n} checks reach a formal tool", m.name);
+        done += 1;
+    }
+    assert!(done >= 2, "no small lint configuration in the registry");
+    for (top, params) in [
+        ("dysharp_fifo", vec![("Depth", "3")]),
+        (
+            "dysharp_fifo_bank",
+            vec![("NumQ", "2"), ("FallThrough", "1")],
+        ),
+        ("dysharp_rr_arb", vec![]),
+        ("dysharp_ram_1r1w", vec![]),
+    ] {
+        let p: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let n = formal_checks(top, &p);
+        eprintln!("{top}: {n} check cells");
+        assert!(n > 0, "{top}: no check reaches a formal tool");
+    }
+}
+
+/// The `parameter` declarations of a module header in `text`: (type and name, default), in order,
+/// from the lines between `module <name>` and the header's `) (`.
+fn header_params(text: &str, module: &str) -> Vec<(String, String)> {
+    let start = text
+        .find(&format!("module {module}"))
+        .unwrap_or_else(|| panic!("no module {module}"));
+    let header = &text[start..];
+    let end = header.find(") (").expect("the header's end");
+    header[..end]
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("parameter "))
+        .map(|l| {
+            let decl = l.split("//").next().unwrap().trim().trim_end_matches(',');
+            let (lhs, default) = decl.split_once('=').expect("a default");
+            let lhs = lhs.split_whitespace().collect::<Vec<_>>().join(" ");
+            (lhs, default.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn top_harness_takes_the_tops_parameters() {
+    // dysharp_top_tb (the Verilator models' top) must declare dysharp_top's parameters with the
+    // same types, defaults and order, and pass every one on, so that every registry
+    // configuration reaches the design through the harness.
+    let top = std::fs::read_to_string(root().join("rtl/dysharp_top.sv")).unwrap();
+    let tb = std::fs::read_to_string(root().join("verif/harness/dysharp_top_tb.sv")).unwrap();
+    let want = header_params(&top, "dysharp_top");
+    let got = header_params(&tb, "dysharp_top_tb");
+    assert!(
+        want.len() >= 10,
+        "too few parameters read from dysharp_top: {want:?}"
+    );
+    assert_eq!(
+        got, want,
+        "dysharp_top_tb's parameters differ from dysharp_top's"
+    );
+    for (decl, _) in &want {
+        let name = decl.rsplit(' ').next().unwrap();
+        let pass = format!(".{name}");
+        let line = tb
+            .lines()
+            .find(|l| l.trim().starts_with(&pass) && l.contains(&format!("({name})")));
+        assert!(
+            line.is_some(),
+            "dysharp_top_tb does not pass {name} on to dysharp_top"
+        );
     }
 }
