@@ -24,9 +24,9 @@
 //                       RSP_READ, or f32 lane accumulation for load-reduces) -> payload FIFO.
 //   dysharp_hub_out   : response headers (header queue) followed by their payload flits.
 //
-// The configuration is one hub_cfg_t (dysharp_hub_pkg). The memory port stays flat vectors here:
-// its widths depend on MemLines (a package cannot hold a parameterized type), and dysharp_top
-// slices per-port flat buses by these names; inside, it is the mem_req_t / mem_rsp_t structs.
+// The configuration is one hub_cfg_t (dysharp_hub_pkg). The memory port is packed arrays of lines
+// (their number is MemLines, and a package cannot hold a parameterized type); inside, it is the
+// mem_req_t / mem_rsp_t structs.
 
 `include "dysharp_assert.svh"
 
@@ -60,15 +60,15 @@ module dysharp_hub import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   output logic                    mem_req_we_o,
   output logic [47:0]             mem_req_addr_o,
   output logic [$clog2(MemLines+1)-1:0] mem_req_lines_o,
-  output logic [128*MemLines-1:0] mem_req_wdata_o,
-  output logic [16*MemLines-1:0]  mem_req_wstrb_o,
+  output logic [MemLines-1:0][127:0] mem_req_wdata_o,  // line i at [i]
+  output logic [MemLines-1:0][15:0]  mem_req_wstrb_o,
   input  logic                    mem_rsp_valid_i,
   output logic                    mem_rsp_ready_o,
-  input  logic [128*MemLines-1:0] mem_rsp_rdata_i,
+  input  logic [MemLines-1:0][127:0] mem_rsp_rdata_i,
   // Counters.
   output logic [31:0]             tlb_hits_o,
   output logic [31:0]             tlb_misses_o,
-  output logic [3*32-1:0]         err_count_o   // codes 11, 12, 13 at [32*(c-11) +: 32]
+  output logic [2:0][31:0]        err_count_o   // codes 11, 12, 13 at [c-11]
 );
 
   // ---------------------------------------------------------------------------------------------

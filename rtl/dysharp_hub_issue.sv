@@ -79,7 +79,7 @@ module dysharp_hub_issue import dysharp_pkg::*, dysharp_hub_pkg::*; #(
   input  logic                    hdr_space_i,
   output rsp_hdr_t                hdr_o,
   // Counters.
-  output logic [3*32-1:0]         err_count_o   // codes 11, 12, 13 at [32*(c-11) +: 32]
+  output logic [2:0][31:0]        err_count_o   // codes 11, 12, 13 at [c-11]
 );
 
   localparam int unsigned LinesW = $clog2(MemLines + 1);

@@ -24,12 +24,12 @@ module dysharp_sw_egress
   // Request-class sources.
   input  logic [NumReqSrc-1:0]            req_src_valid_i,
   output logic [NumReqSrc-1:0]            req_src_ready_o,
-  input  logic [NumReqSrc*FlitBits-1:0]   req_src_data_i,
+  input  flit_t [NumReqSrc-1:0]           req_src_data_i,
   input  logic [NumReqSrc-1:0]            req_src_last_i,
   // Response-class sources.
   input  logic [NumRspSrc-1:0]            rsp_src_valid_i,
   output logic [NumRspSrc-1:0]            rsp_src_ready_o,
-  input  logic [NumRspSrc*FlitBits-1:0]   rsp_src_data_i,
+  input  flit_t [NumRspSrc-1:0]           rsp_src_data_i,
   input  logic [NumRspSrc-1:0]            rsp_src_last_i,
   // Downlink: requests to the hub, responses to the SM.
   output logic                            req_out_valid_o,
@@ -97,9 +97,9 @@ module dysharp_sw_egress
     .valid_o (sel_valid[1])
   );
 
-  assign sel_data[0] = req_src_data_i[FlitBits*req_idx +: FlitBits];
+  assign sel_data[0] = req_src_data_i[req_idx];
   assign sel_last[0] = req_src_last_i[req_idx];
-  assign sel_data[1] = rsp_src_data_i[FlitBits*rsp_idx +: FlitBits];
+  assign sel_data[1] = rsp_src_data_i[rsp_idx];
   assign sel_last[1] = rsp_src_last_i[rsp_idx];
 
   assign link_req = sel_valid & out_in_ready;

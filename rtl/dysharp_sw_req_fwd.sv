@@ -51,17 +51,16 @@ module dysharp_sw_req_fwd
   output flit_t                                                         alloc_hdr_o,
   output logic [NumPorts-1:0]                                           alloc_ports_o,
   // Request crosspoint queues of this ingress, one per egress port q.
-  input  logic [NumPorts*$clog2(XpDepth+1)-1:0]                         xp_usage_i,
+  input  logic [NumPorts-1:0][$clog2(XpDepth+1)-1:0]                    xp_usage_i,
   input  logic [NumPorts-1:0]                                           xp_ready_i,
   output logic [NumPorts-1:0]                                           xp_valid_o,
-  output logic [NumPorts*FlitBits-1:0]                                  xp_data_o,
+  output flit_t [NumPorts-1:0]                                          xp_data_o,
   output logic [NumPorts-1:0]                                           xp_last_o
 );
 
   localparam int unsigned TgtFlits = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
   localparam int unsigned MaxFrame = 1 + TgtFlits + 1 + MaxLen;
   localparam int unsigned PosW     = $clog2(MaxFrame);
-  localparam int unsigned UsW      = $clog2(XpDepth + 1);
 
   typedef logic [PosW-1:0]  pos_t;
 
@@ -91,7 +90,7 @@ module dysharp_sw_req_fwd
     space_ok = 1'b1;
     for (int unsigned q = 0; q < NumPorts; q++) begin
       len_q = 1 + (is_dyn ? tq[q] : 0) + ntail;
-      if (desc_dmask_i[q] && (32'(xp_usage_i[UsW*q +: UsW]) + len_q > XpDepth)) begin
+      if (desc_dmask_i[q] && (32'(xp_usage_i[q]) + len_q > XpDepth)) begin
         space_ok = 1'b0;
       end
     end
@@ -137,7 +136,7 @@ module dysharp_sw_req_fwd
           hq        = h;
           hq.tcount = TcountWidth'(desc_cnt_i[q]);
           hq.hcc    = desc_rhcc_i[q];
-          xp_data_o[FlitBits*q +: FlitBits] = is_dyn ? flit_t'(hq) : desc_hdr_i;
+          xp_data_o[q] = is_dyn ? flit_t'(hq) : desc_hdr_i;
           xp_valid_o[q]                     = 1'b1;
         end else if (pos <= tflits) begin
           for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
@@ -147,10 +146,10 @@ module dysharp_sw_req_fwd
               pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
             end
           end
-          xp_data_o[FlitBits*q +: FlitBits] = pruned;
+          xp_data_o[q] = pruned;
           xp_valid_o[q]                     = (pos <= tq[q]);
         end else begin
-          xp_data_o[FlitBits*q +: FlitBits] = tail_data_i;
+          xp_data_o[q] = tail_data_i;
           xp_valid_o[q]                     = 1'b1;
         end
         // A replica without tail (DYN_LD_REDUCE) ends with its own last target flit.

@@ -26,10 +26,10 @@ module dysharp_sw_rsp_fwd
   output logic                                  tail_ready_o,
   input  flit_t                                 tail_data_i,
   // Response crosspoint queues of this ingress, one per egress port q.
-  input  logic [NumPorts*$clog2(XpDepth+1)-1:0] xp_usage_i,
+  input  logic [NumPorts-1:0][$clog2(XpDepth+1)-1:0] xp_usage_i,
   input  logic [NumPorts-1:0]                   xp_ready_i,
   output logic [NumPorts-1:0]                   xp_valid_o,
-  output logic [NumPorts*FlitBits-1:0]          xp_data_o,
+  output flit_t [NumPorts-1:0]                  xp_data_o,
   output logic [NumPorts-1:0]                   xp_last_o,
   // RSP_PARTIAL packets to the reduction unit.
   output logic                                  part_valid_o,
@@ -40,7 +40,6 @@ module dysharp_sw_rsp_fwd
 
   localparam int unsigned MaxFrame = 1 + MaxLen;
   localparam int unsigned PosW     = $clog2(MaxFrame);
-  localparam int unsigned UsW      = $clog2(XpDepth + 1);
 
   typedef logic [PosW-1:0] pos_t;
 
@@ -62,7 +61,7 @@ module dysharp_sw_rsp_fwd
     space_ok = 1'b1;
     for (int unsigned q = 0; q < NumPorts; q++) begin
       dmask[q] = !is_part && (32'(h.route) == q);
-      if (dmask[q] && (32'(xp_usage_i[UsW*q +: UsW]) + total > XpDepth)) begin
+      if (dmask[q] && (32'(xp_usage_i[q]) + total > XpDepth)) begin
         space_ok = 1'b0;
       end
     end
@@ -87,7 +86,7 @@ module dysharp_sw_rsp_fwd
   always_comb begin
     for (int unsigned q = 0; q < NumPorts; q++) begin
       xp_valid_o[q]                     = advance && dmask[q];
-      xp_data_o[FlitBits*q +: FlitBits] = flit;
+      xp_data_o[q] = flit;
       xp_last_o[q]                      = last_src;
     end
   end

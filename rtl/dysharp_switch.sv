@@ -47,37 +47,37 @@ module dysharp_switch
   // Requests from each SM (uplink, request class).
   input  logic [NumPorts-1:0]                 req_in_valid_i,
   output logic [NumPorts-1:0]                 req_in_ready_o,
-  input  logic [NumPorts*128-1:0]             req_in_data_i,
+  input  flit_t [NumPorts-1:0]                req_in_data_i,
   input  logic [NumPorts-1:0]                 req_in_last_i,
   // Responses from each hub (uplink, response class).
   input  logic [NumPorts-1:0]                 rsp_in_valid_i,
   output logic [NumPorts-1:0]                 rsp_in_ready_o,
-  input  logic [NumPorts*128-1:0]             rsp_in_data_i,
+  input  flit_t [NumPorts-1:0]                rsp_in_data_i,
   input  logic [NumPorts-1:0]                 rsp_in_last_i,
   // Requests to each hub (downlink, request class).
   output logic [NumPorts-1:0]                 req_out_valid_o,
   input  logic [NumPorts-1:0]                 req_out_ready_i,
-  output logic [NumPorts*128-1:0]             req_out_data_o,
+  output flit_t [NumPorts-1:0]                req_out_data_o,
   output logic [NumPorts-1:0]                 req_out_last_o,
   // Responses to each SM (downlink, response class).
   output logic [NumPorts-1:0]                 rsp_out_valid_o,
   input  logic [NumPorts-1:0]                 rsp_out_ready_i,
-  output logic [NumPorts*128-1:0]             rsp_out_data_o,
+  output flit_t [NumPorts-1:0]                rsp_out_data_o,
   output logic [NumPorts-1:0]                 rsp_out_last_o,
   // Counters (wrap-around 32-bit).
-  output logic [NumPorts*NumErrCodes*32-1:0]  err_count_o,
-  output logic [NumPorts*32-1:0]              up_flits_o,
-  output logic [NumPorts*32-1:0]              dn_flits_o,
-  output logic [NumPorts*32-1:0]              up_payload_flits_o,
-  output logic [NumPorts*32-1:0]              dn_payload_flits_o,
+  output logic [NumPorts-1:0][NumErrCodes-1:0][31:0] err_count_o,  // [p][c-1]: code c
+  output logic [NumPorts-1:0][31:0]           up_flits_o,
+  output logic [NumPorts-1:0][31:0]           dn_flits_o,
+  output logic [NumPorts-1:0][31:0]           up_payload_flits_o,
+  output logic [NumPorts-1:0][31:0]           dn_payload_flits_o,
   // Load-reduce events: red_take_o[p] the reduction unit takes the flit0 of a partial from hub p;
   // red_timeout_o[q] / red_expire_o[q] an entry of requester q times out / leaves quarantine
   // unanswered, with its tag and the lowest port that has not answered.
   output logic [NumPorts-1:0]                 red_take_o,
   output logic [NumPorts-1:0]                 red_timeout_o,
   output logic [NumPorts-1:0]                 red_expire_o,
-  output logic [NumPorts*TagWidth-1:0]        red_evt_tag_o,
-  output logic [NumPorts*SrcPortWidth-1:0]    red_evt_port_o
+  output logic [NumPorts-1:0][TagWidth-1:0]  red_evt_tag_o,
+  output logic [NumPorts-1:0][SrcPortWidth-1:0] red_evt_port_o
 );
 
   localparam int unsigned TgtFlits  = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
@@ -86,27 +86,27 @@ module dysharp_switch
   localparam int unsigned PayW      = $clog2(MaxLen + 1);
   localparam int unsigned UsW       = $clog2(XpDepth + 1);
   localparam int unsigned NumRspSrc = NumPorts + 3;
-  localparam int unsigned NP2       = NumPorts * NumPorts;
   localparam int unsigned NumSwErr  = 10;                        // codes 1..10 counted here
 
   // ---------------------------------------------------------------------------------------------
-  // Crosspoint queues. Write side indexed [i*NumPorts + q] (ingress-major), read side
-  // [q*NumPorts + i] (egress-major).
-  logic [NP2-1:0]          rxp_wvalid, rxp_wready, rxp_wlast;
-  logic [NP2*FlitBits-1:0] rxp_wdata;
-  logic [NP2*UsW-1:0]      rxp_usage;
-  logic [NP2-1:0]          rxp_rvalid, rxp_rready, rxp_rlast;
-  logic [NP2*FlitBits-1:0] rxp_rdata;
+  // Crosspoint queues of the request (rxp) and response (sxp) classes. Write side indexed [i][q]
+  // (ingress i to egress q), read side [q][i] (egress q from ingress i).
+  typedef logic [NumPorts-1:0][NumPorts-1:0] xp_bits_t;
+  xp_bits_t                                  rxp_wvalid, rxp_wready, rxp_wlast;
+  flit_t [NumPorts-1:0][NumPorts-1:0]        rxp_wdata;
+  logic  [NumPorts-1:0][NumPorts-1:0][UsW-1:0] rxp_usage;
+  xp_bits_t                                  rxp_rvalid, rxp_rready, rxp_rlast;
+  flit_t [NumPorts-1:0][NumPorts-1:0]        rxp_rdata;
 
-  logic [NP2-1:0]          sxp_wvalid, sxp_wready, sxp_wlast;
-  logic [NP2*FlitBits-1:0] sxp_wdata;
-  logic [NP2*UsW-1:0]      sxp_usage;
-  logic [NP2-1:0]          sxp_rvalid, sxp_rready, sxp_rlast;
-  logic [NP2*FlitBits-1:0] sxp_rdata;
+  xp_bits_t                                  sxp_wvalid, sxp_wready, sxp_wlast;
+  flit_t [NumPorts-1:0][NumPorts-1:0]        sxp_wdata;
+  logic  [NumPorts-1:0][NumPorts-1:0][UsW-1:0] sxp_usage;
+  xp_bits_t                                  sxp_rvalid, sxp_rready, sxp_rlast;
+  flit_t [NumPorts-1:0][NumPorts-1:0]        sxp_rdata;
 
   // Parser RSP_ERROR queues per port: [p] from the request parser, [p] from the response parser.
-  logic [NumPorts-1:0]          rq_err_valid, rq_err_ready, rs_err_valid, rs_err_ready;
-  logic [NumPorts*FlitBits-1:0] rq_err_data, rs_err_data;
+  logic  [NumPorts-1:0] rq_err_valid, rq_err_ready, rs_err_valid, rs_err_ready;
+  flit_t [NumPorts-1:0] rq_err_data, rs_err_data;
 
   // Reduction unit: one allocation port per requester.
   logic [NumPorts-1:0]                alloc_req, alloc_ready, alloc_gnt;
@@ -188,7 +188,7 @@ module dysharp_switch
       .cfg_group_mask_i (cfg_group_mask_i),
       .in_valid_i       (in_gnt[0]),
       .in_ready_o       (rq_ready),
-      .in_data_i        (req_in_data_i[FlitBits*p +: FlitBits]),
+      .in_data_i        (req_in_data_i[p]),
       .in_last_i        (req_in_last_i[p]),
       .desc_valid_o     (rq_desc_valid),
       .desc_ready_i     (rq_desc_ready),
@@ -204,7 +204,7 @@ module dysharp_switch
       .tail_data_o      (rq_tail_data),
       .err_valid_o      (rq_err_valid[p]),
       .err_ready_i      (rq_err_ready[p]),
-      .err_data_o       (rq_err_data[FlitBits*p +: FlitBits]),
+      .err_data_o       (rq_err_data[p]),
       .evt_err_o        (rq_evt_err),
       .evt_code_o       (rq_evt_code),
       .evt_payload_o    (rq_evt_pay)
@@ -223,7 +223,7 @@ module dysharp_switch
       .cfg_group_mask_i (cfg_group_mask_i),
       .in_valid_i       (in_gnt[1]),
       .in_ready_o       (rs_ready),
-      .in_data_i        (rsp_in_data_i[FlitBits*p +: FlitBits]),
+      .in_data_i        (rsp_in_data_i[p]),
       .in_last_i        (rsp_in_last_i[p]),
       .desc_valid_o     (rs_desc_valid),
       .desc_ready_i     (rs_desc_ready),
@@ -239,7 +239,7 @@ module dysharp_switch
       .tail_data_o      (rs_tail_data),
       .err_valid_o      (rs_err_valid[p]),
       .err_ready_i      (rs_err_ready[p]),
-      .err_data_o       (rs_err_data[FlitBits*p +: FlitBits]),
+      .err_data_o       (rs_err_data[p]),
       .evt_err_o        (rs_evt_err),
       .evt_code_o       (rs_evt_code),
       .evt_payload_o    (rs_evt_pay)
@@ -269,11 +269,11 @@ module dysharp_switch
       .alloc_gnt_i      (alloc_gnt[p]),
       .alloc_hdr_o      (alloc_hdr[p]),
       .alloc_ports_o    (alloc_ports[p]),
-      .xp_usage_i       (rxp_usage[UsW*NumPorts*p +: UsW*NumPorts]),
-      .xp_ready_i       (rxp_wready[NumPorts*p +: NumPorts]),
-      .xp_valid_o       (rxp_wvalid[NumPorts*p +: NumPorts]),
-      .xp_data_o        (rxp_wdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
-      .xp_last_o        (rxp_wlast[NumPorts*p +: NumPorts])
+      .xp_usage_i       (rxp_usage[p]),
+      .xp_ready_i       (rxp_wready[p]),
+      .xp_valid_o       (rxp_wvalid[p]),
+      .xp_data_o        (rxp_wdata[p]),
+      .xp_last_o        (rxp_wlast[p])
     );
 
     dysharp_sw_rsp_fwd #(
@@ -289,11 +289,11 @@ module dysharp_switch
       .tail_valid_i (rs_tail_valid),
       .tail_ready_o (rs_tail_ready),
       .tail_data_i  (rs_tail_data),
-      .xp_usage_i   (sxp_usage[UsW*NumPorts*p +: UsW*NumPorts]),
-      .xp_ready_i   (sxp_wready[NumPorts*p +: NumPorts]),
-      .xp_valid_o   (sxp_wvalid[NumPorts*p +: NumPorts]),
-      .xp_data_o    (sxp_wdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
-      .xp_last_o    (sxp_wlast[NumPorts*p +: NumPorts]),
+      .xp_usage_i   (sxp_usage[p]),
+      .xp_ready_i   (sxp_wready[p]),
+      .xp_valid_o   (sxp_wvalid[p]),
+      .xp_data_o    (sxp_wdata[p]),
+      .xp_last_o    (sxp_wlast[p]),
       .part_valid_o (part_valid[p]),
       .part_ready_i (part_ready[p]),
       .part_data_o  (part_data[p]),
@@ -308,17 +308,16 @@ module dysharp_switch
     logic  [NumPorts-1:0][UsW-1:0] rb_usage, sb_usage;
 
     for (genvar i = 0; i < NumPorts; i++) begin : gen_xp
-      localparam int unsigned W = NumPorts * i + p;   // write-side index (ingress i, egress p)
-      assign rb_in_valid[i]              = rxp_wvalid[W];
-      assign rb_in_data[i]               = rxp_wdata[FlitBits*W +: FlitBits];
-      assign rb_in_last[i]               = rxp_wlast[W];
-      assign rxp_wready[W]               = rb_in_ready[i];
-      assign rxp_usage[UsW*W +: UsW]     = rb_usage[i];
-      assign sb_in_valid[i]              = sxp_wvalid[W];
-      assign sb_in_data[i]               = sxp_wdata[FlitBits*W +: FlitBits];
-      assign sb_in_last[i]               = sxp_wlast[W];
-      assign sxp_wready[W]               = sb_in_ready[i];
-      assign sxp_usage[UsW*W +: UsW]     = sb_usage[i];
+      assign rb_in_valid[i]   = rxp_wvalid[i][p];
+      assign rb_in_data[i]    = rxp_wdata[i][p];
+      assign rb_in_last[i]    = rxp_wlast[i][p];
+      assign rxp_wready[i][p] = rb_in_ready[i];
+      assign rxp_usage[i][p]  = rb_usage[i];
+      assign sb_in_valid[i]   = sxp_wvalid[i][p];
+      assign sb_in_data[i]    = sxp_wdata[i][p];
+      assign sb_in_last[i]    = sxp_wlast[i][p];
+      assign sxp_wready[i][p] = sb_in_ready[i];
+      assign sxp_usage[i][p]  = sb_usage[i];
     end
 
     dysharp_fifo_bank #(
@@ -333,10 +332,10 @@ module dysharp_switch
       .in_ready_o  (rb_in_ready),
       .in_data_i   (rb_in_data),
       .in_last_i   (rb_in_last),
-      .out_valid_o (rxp_rvalid[NumPorts*p +: NumPorts]),
-      .out_ready_i (rxp_rready[NumPorts*p +: NumPorts]),
-      .out_data_o  (rxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
-      .out_last_o  (rxp_rlast[NumPorts*p +: NumPorts]),
+      .out_valid_o (rxp_rvalid[p]),
+      .out_ready_i (rxp_rready[p]),
+      .out_data_o  (rxp_rdata[p]),
+      .out_last_o  (rxp_rlast[p]),
       .usage_o     (rb_usage)
     );
 
@@ -352,10 +351,10 @@ module dysharp_switch
       .in_ready_o  (sb_in_ready),
       .in_data_i   (sb_in_data),
       .in_last_i   (sb_in_last),
-      .out_valid_o (sxp_rvalid[NumPorts*p +: NumPorts]),
-      .out_ready_i (sxp_rready[NumPorts*p +: NumPorts]),
-      .out_data_o  (sxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
-      .out_last_o  (sxp_rlast[NumPorts*p +: NumPorts]),
+      .out_valid_o (sxp_rvalid[p]),
+      .out_ready_i (sxp_rready[p]),
+      .out_data_o  (sxp_rdata[p]),
+      .out_last_o  (sxp_rlast[p]),
       .usage_o     (sb_usage)
     );
 
@@ -363,15 +362,13 @@ module dysharp_switch
     // Egress of port p. Response sources: crosspoints i->p, then the request parser's and the
     // response parser's RSP_ERROR queues, then the reduction unit's result stream.
     logic [NumRspSrc-1:0]          eg_rsp_valid, eg_rsp_ready, eg_rsp_last;
-    logic [NumRspSrc*FlitBits-1:0] eg_rsp_data;
+    flit_t [NumRspSrc-1:0]         eg_rsp_data;
 
     assign eg_rsp_valid = {res_valid[p], rs_err_valid[p], rq_err_valid[p],
-                           sxp_rvalid[NumPorts*p +: NumPorts]};
-    assign eg_rsp_last  = {res_last[p], 1'b1, 1'b1, sxp_rlast[NumPorts*p +: NumPorts]};
-    assign eg_rsp_data  = {res_data[p], rs_err_data[FlitBits*p +: FlitBits],
-                           rq_err_data[FlitBits*p +: FlitBits],
-                           sxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]};
-    assign sxp_rready[NumPorts*p +: NumPorts] = eg_rsp_ready[NumPorts-1:0];
+                           sxp_rvalid[p]};
+    assign eg_rsp_last  = {res_last[p], 1'b1, 1'b1, sxp_rlast[p]};
+    assign eg_rsp_data  = {res_data[p], rs_err_data[p], rq_err_data[p], sxp_rdata[p]};
+    assign sxp_rready[p]                      = eg_rsp_ready[NumPorts-1:0];
     assign rq_err_ready[p]                    = eg_rsp_ready[NumPorts];
     assign rs_err_ready[p]                    = eg_rsp_ready[NumPorts+1];
     assign res_ready[p]                       = eg_rsp_ready[NumPorts+2];
@@ -382,24 +379,24 @@ module dysharp_switch
     ) u_egress (
       .clk_i              (clk_i),
       .rst_ni             (rst_ni),
-      .req_src_valid_i    (rxp_rvalid[NumPorts*p +: NumPorts]),
-      .req_src_ready_o    (rxp_rready[NumPorts*p +: NumPorts]),
-      .req_src_data_i     (rxp_rdata[FlitBits*NumPorts*p +: FlitBits*NumPorts]),
-      .req_src_last_i     (rxp_rlast[NumPorts*p +: NumPorts]),
+      .req_src_valid_i    (rxp_rvalid[p]),
+      .req_src_ready_o    (rxp_rready[p]),
+      .req_src_data_i     (rxp_rdata[p]),
+      .req_src_last_i     (rxp_rlast[p]),
       .rsp_src_valid_i    (eg_rsp_valid),
       .rsp_src_ready_o    (eg_rsp_ready),
       .rsp_src_data_i     (eg_rsp_data),
       .rsp_src_last_i     (eg_rsp_last),
       .req_out_valid_o    (req_out_valid_o[p]),
       .req_out_ready_i    (req_out_ready_i[p]),
-      .req_out_data_o     (req_out_data_o[FlitBits*p +: FlitBits]),
+      .req_out_data_o     (req_out_data_o[p]),
       .req_out_last_o     (req_out_last_o[p]),
       .rsp_out_valid_o    (rsp_out_valid_o[p]),
       .rsp_out_ready_i    (rsp_out_ready_i[p]),
-      .rsp_out_data_o     (rsp_out_data_o[FlitBits*p +: FlitBits]),
+      .rsp_out_data_o     (rsp_out_data_o[p]),
       .rsp_out_last_o     (rsp_out_last_o[p]),
-      .dn_flits_o         (dn_flits_o[32*p +: 32]),
-      .dn_payload_flits_o (dn_payload_flits_o[32*p +: 32])
+      .dn_flits_o         (dn_flits_o[p]),
+      .dn_payload_flits_o (dn_payload_flits_o[p])
     );
 
     // -------------------------------------------------------------------------------------------
@@ -431,11 +428,11 @@ module dysharp_switch
           err_q[c-1] <= err_q[c-1] + 32'(inc);
         end
       end
-      assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = err_q[c-1];
+      assign err_count_o[p][c-1] = err_q[c-1];
     end
     for (genvar c = NumSwErr + 1; c <= NumErrCodes; c++) begin : gen_err_hi
       if (c >= FirstHubErrCode && c <= LastHubErrCode) begin : gen_hub
-        assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = '0;   // counted by the hubs
+        assign err_count_o[p][c-1] = '0;   // counted by the hubs
       end else begin : gen_tmo
         // ERR_TIMEOUT: each requester's result engine times out at most one entry per cycle,
         // each naming one port.
@@ -454,14 +451,14 @@ module dysharp_switch
             tmo_q <= tmo_q + 32'(inc);
           end
         end
-        assign err_count_o[32*(NumErrCodes*p + c - 1) +: 32] = tmo_q;
+        assign err_count_o[p][c-1] = tmo_q;
         `DYSHARP_ASSERT_INIT(a_switch_codes, c == int'(ErrTimeout),
           "a switch error code above the hubs' other than ERR_TIMEOUT")
       end
     end
 
-    assign up_flits_o[32*p +: 32]         = up_flits_q;
-    assign up_payload_flits_o[32*p +: 32] = up_payload_q;
+    assign up_flits_o[p]         = up_flits_q;
+    assign up_payload_flits_o[p] = up_payload_q;
 
 `ifndef SYNTHESIS
     // At most one uplink flit per cycle, and every accepted flit is counted (history registers,

@@ -2,8 +2,8 @@
 //
 // SM p's requests enter the switch at req_in p; the switch's req_out p feeds hub p, whose
 // responses return on the switch's rsp_in p; the switch's rsp_out p goes to SM p. Hub p owns GPU
-// memory port p. Every per-port port is a flat packed vector with port p at [W*p +: W].
-// err_count_o: per port NumErrCodes counters, code c at [(p*NumErrCodes + c-1)*32 +: 32]; codes
+// memory port p. Every per-port port is a packed array indexed by port ([p]).
+// err_count_o: per port NumErrCodes counters, code c at [p][c-1]; codes
 // FirstHubErrCode..LastHubErrCode (11..13) come from hub p, the others from the switch (ingress
 // checks, orphan partials, load-reduce timeouts). The benches observe the switch-to-hub request
 // streams through the verification wrapper verif/harness/dysharp_top_tb.sv.
@@ -40,46 +40,44 @@ module dysharp_top import dysharp_pkg::*; #(
   // SM requests into the switch.
   input  logic [NumPorts-1:0]               sm_req_valid_i,
   output logic [NumPorts-1:0]               sm_req_ready_o,
-  input  logic [NumPorts*FlitBits-1:0]      sm_req_data_i,
+  input  flit_t [NumPorts-1:0]              sm_req_data_i,
   input  logic [NumPorts-1:0]               sm_req_last_i,
   // Responses to the SMs.
   output logic [NumPorts-1:0]               sm_rsp_valid_o,
   input  logic [NumPorts-1:0]               sm_rsp_ready_i,
-  output logic [NumPorts*FlitBits-1:0]      sm_rsp_data_o,
+  output flit_t [NumPorts-1:0]              sm_rsp_data_o,
   output logic [NumPorts-1:0]               sm_rsp_last_o,
-  // Hub memory ports: beats of 1..MemLines consecutive 16-byte lines (dysharp_hub). Port p's
-  // line count at [LinesW*p +: LinesW], its data at [128*MemLines*p +: 128*MemLines] (line i at
-  // offset 128*i), its strobes at [16*MemLines*p +: 16*MemLines].
+  // Hub memory ports: beats of 1..MemLines consecutive 16-byte lines (dysharp_hub); port p's
+  // line i at [p][i].
   output logic [NumPorts-1:0]               mem_req_valid_o,
   input  logic [NumPorts-1:0]               mem_req_ready_i,
   output logic [NumPorts-1:0]               mem_req_we_o,
-  output logic [NumPorts*48-1:0]            mem_req_addr_o,
-  output logic [NumPorts*$clog2(MemLines+1)-1:0] mem_req_lines_o,
-  output logic [NumPorts*128*MemLines-1:0]  mem_req_wdata_o,
-  output logic [NumPorts*16*MemLines-1:0]   mem_req_wstrb_o,
+  output logic [NumPorts-1:0][47:0]         mem_req_addr_o,
+  output logic [NumPorts-1:0][$clog2(MemLines+1)-1:0] mem_req_lines_o,
+  output logic [NumPorts-1:0][MemLines-1:0][127:0] mem_req_wdata_o,
+  output logic [NumPorts-1:0][MemLines-1:0][15:0]  mem_req_wstrb_o,
   input  logic [NumPorts-1:0]               mem_rsp_valid_i,
   output logic [NumPorts-1:0]               mem_rsp_ready_o,
-  input  logic [NumPorts*128*MemLines-1:0]  mem_rsp_rdata_i,
+  input  logic [NumPorts-1:0][MemLines-1:0][127:0] mem_rsp_rdata_i,
   // Counters.
-  output logic [NumPorts*NumErrCodes*32-1:0] err_count_o,
-  output logic [NumPorts*32-1:0]            up_flits_o,
-  output logic [NumPorts*32-1:0]            dn_flits_o,
-  output logic [NumPorts*32-1:0]            up_payload_flits_o,
-  output logic [NumPorts*32-1:0]            dn_payload_flits_o,
-  output logic [NumPorts*32-1:0]            tlb_hits_o,
-  output logic [NumPorts*32-1:0]            tlb_misses_o
+  output logic [NumPorts-1:0][NumErrCodes-1:0][31:0] err_count_o,
+  output logic [NumPorts-1:0][31:0]         up_flits_o,
+  output logic [NumPorts-1:0][31:0]         dn_flits_o,
+  output logic [NumPorts-1:0][31:0]         up_payload_flits_o,
+  output logic [NumPorts-1:0][31:0]         dn_payload_flits_o,
+  output logic [NumPorts-1:0][31:0]         tlb_hits_o,
+  output logic [NumPorts-1:0][31:0]         tlb_misses_o
 );
 
   localparam int unsigned HubErrCodes  = LastHubErrCode - FirstHubErrCode + 1;
-  localparam int unsigned LinesW       = $clog2(MemLines + 1);
 
   // Switch <-> hubs.
-  logic [NumPorts-1:0]               req_out_valid, req_out_ready, req_out_last;
-  logic [NumPorts*FlitBits-1:0]      req_out_data;
-  logic [NumPorts-1:0]               rsp_in_valid, rsp_in_ready, rsp_in_last;
-  logic [NumPorts*FlitBits-1:0]      rsp_in_data;
-  logic [NumPorts*NumErrCodes*32-1:0] sw_err_count;
-  logic [NumPorts*HubErrCodes*32-1:0] hub_err_count;
+  logic  [NumPorts-1:0]                   req_out_valid, req_out_ready, req_out_last;
+  flit_t [NumPorts-1:0]                   req_out_data;
+  logic  [NumPorts-1:0]                   rsp_in_valid, rsp_in_ready, rsp_in_last;
+  flit_t [NumPorts-1:0]                   rsp_in_data;
+  logic  [NumPorts-1:0][NumErrCodes-1:0][31:0] sw_err_count;
+  logic  [NumPorts-1:0][HubErrCodes-1:0][31:0] hub_err_count;
 
   // The hubs' configuration (one for every hub).
   dysharp_hub_pkg::hub_cfg_t         hub_cfg;
@@ -95,8 +93,8 @@ module dysharp_top import dysharp_pkg::*; #(
   // The load-reduce events are telemetry; the top-level bench does not need them (a timeout
   // reaches the SM as an RSP_ERROR and is counted).
   logic [NumPorts-1:0]              unused_red_take, unused_red_timeout, unused_red_expire;
-  logic [NumPorts*TagWidth-1:0]     unused_red_tag;
-  logic [NumPorts*SrcPortWidth-1:0] unused_red_port;
+  logic [NumPorts-1:0][TagWidth-1:0]     unused_red_tag;
+  logic [NumPorts-1:0][SrcPortWidth-1:0] unused_red_port;
 
   dysharp_switch #(
     .NumPorts       (NumPorts),
@@ -154,35 +152,33 @@ module dysharp_top import dysharp_pkg::*; #(
       .cfg_i                 (hub_cfg),
       .req_valid_i           (req_out_valid[p]),
       .req_ready_o           (req_out_ready[p]),
-      .req_data_i            (req_out_data[FlitBits*p +: FlitBits]),
+      .req_data_i            (req_out_data[p]),
       .req_last_i            (req_out_last[p]),
       .rsp_valid_o           (rsp_in_valid[p]),
       .rsp_ready_i           (rsp_in_ready[p]),
-      .rsp_data_o            (rsp_in_data[FlitBits*p +: FlitBits]),
+      .rsp_data_o            (rsp_in_data[p]),
       .rsp_last_o            (rsp_in_last[p]),
       .mem_req_valid_o       (mem_req_valid_o[p]),
       .mem_req_ready_i       (mem_req_ready_i[p]),
       .mem_req_we_o          (mem_req_we_o[p]),
-      .mem_req_addr_o        (mem_req_addr_o[48*p +: 48]),
-      .mem_req_lines_o       (mem_req_lines_o[LinesW*p +: LinesW]),
-      .mem_req_wdata_o       (mem_req_wdata_o[128*MemLines*p +: 128*MemLines]),
-      .mem_req_wstrb_o       (mem_req_wstrb_o[16*MemLines*p +: 16*MemLines]),
+      .mem_req_addr_o        (mem_req_addr_o[p]),
+      .mem_req_lines_o       (mem_req_lines_o[p]),
+      .mem_req_wdata_o       (mem_req_wdata_o[p]),
+      .mem_req_wstrb_o       (mem_req_wstrb_o[p]),
       .mem_rsp_valid_i       (mem_rsp_valid_i[p]),
       .mem_rsp_ready_o       (mem_rsp_ready_o[p]),
-      .mem_rsp_rdata_i       (mem_rsp_rdata_i[128*MemLines*p +: 128*MemLines]),
-      .tlb_hits_o            (tlb_hits_o[32*p +: 32]),
-      .tlb_misses_o          (tlb_misses_o[32*p +: 32]),
-      .err_count_o           (hub_err_count[HubErrCodes*32*p +: HubErrCodes*32])
+      .mem_rsp_rdata_i       (mem_rsp_rdata_i[p]),
+      .tlb_hits_o            (tlb_hits_o[p]),
+      .tlb_misses_o          (tlb_misses_o[p]),
+      .err_count_o           (hub_err_count[p])
     );
 
     // The hub's codes from the hub, the others from the switch.
     for (genvar c = 1; c <= NumErrCodes; c++) begin : gen_err
       if (c < FirstHubErrCode || c > LastHubErrCode) begin : gen_sw
-        assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
-            sw_err_count[(p*NumErrCodes + c-1)*32 +: 32];
+        assign err_count_o[p][c-1] = sw_err_count[p][c-1];
       end else begin : gen_hub_code
-        assign err_count_o[(p*NumErrCodes + c-1)*32 +: 32] =
-            hub_err_count[(p*HubErrCodes + c-FirstHubErrCode)*32 +: 32];
+        assign err_count_o[p][c-1] = hub_err_count[p][c-FirstHubErrCode];
       end
     end
   end
@@ -193,7 +189,7 @@ module dysharp_top import dysharp_pkg::*; #(
     unused_sw_err = 1'b0;
     for (int unsigned p = 0; p < NumPorts; p++) begin
       for (int unsigned c = FirstHubErrCode; c <= LastHubErrCode; c++) begin
-        unused_sw_err = unused_sw_err ^ (^sw_err_count[(p*NumErrCodes + c-1)*32 +: 32]);
+        unused_sw_err = unused_sw_err ^ (^sw_err_count[p][c-1]);
       end
     end
   end

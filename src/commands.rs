@@ -470,6 +470,19 @@ fn demo_rtl(
     Ok(json!({ "skipped": NO_RTL }))
 }
 
+/// `dysharp gen-wrapper`.
+pub fn gen_wrapper(out: Option<&Path>) -> Result<(), CliError> {
+    let text = dysharp_registry::wrapper::render(dysharp_registry::wrapper::TOP_SV)
+        .map_err(|e| CliError::Message(e.to_string()))?;
+    match out {
+        Some(p) => write_file(p, &text),
+        None => {
+            out!("{text}");
+            Ok(())
+        }
+    }
+}
+
 /// `dysharp gen-pkg`.
 pub fn gen_pkg(out: Option<&Path>) -> Result<(), CliError> {
     let text = svpkg::render();

@@ -159,6 +159,13 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write the verification wrapper of dysharp_top (verif/harness/dysharp_top_tb.sv), generated
+    /// from the top's header: its parameters, its ports as flat vectors, the hub request taps.
+    GenWrapper {
+        /// Output file (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Compare any switch implementation with the golden model: run a scenario, extract
     /// egress packets from a VCD, diff (docs/golden.md).
     Golden {
@@ -238,6 +245,7 @@ fn main() -> ExitCode {
             seed,
         } => commands::demo(&out_dir, &dists, seed),
         Command::GenPkg { out } => commands::gen_pkg(out.as_deref()),
+        Command::GenWrapper { out } => commands::gen_wrapper(out.as_deref()),
         Command::Study(args) => {
             study_cmd::run_study(&args).map_err(|e| commands::CliError::Message(e.to_string()))
         }

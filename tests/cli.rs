@@ -207,7 +207,15 @@ fn errors_name_file_line_and_field() {
 
 #[test]
 fn every_subcommand_has_help() {
-    let mut subs = vec!["gen", "stats", "replay", "demo", "gen-pkg", "golden"];
+    let mut subs = vec![
+        "gen",
+        "stats",
+        "replay",
+        "demo",
+        "gen-pkg",
+        "gen-wrapper",
+        "golden",
+    ];
     if cfg!(feature = "rtl") {
         subs.extend(["regress", "coverage", "bench-sim"]);
     }
@@ -226,6 +234,20 @@ fn generated_sv_package_matches_the_committed_one() {
         ok(&["gen-pkg"]),
         committed,
         "rtl/dysharp_pkg.sv drifted from the Rust codec: run `cargo run -- gen-pkg --out rtl/dysharp_pkg.sv`"
+    );
+}
+
+#[test]
+fn generated_top_wrapper_matches_the_committed_one() {
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("verif/harness/dysharp_top_tb.sv"),
+    )
+    .unwrap();
+    assert_eq!(
+        ok(&["gen-wrapper"]),
+        committed,
+        "verif/harness/dysharp_top_tb.sv drifted from rtl/dysharp_top.sv: run \
+         `cargo run -- gen-wrapper --out verif/harness/dysharp_top_tb.sv`"
     );
 }
 

@@ -7,6 +7,8 @@
 //! once. The file's format is described in its own header and in
 //! docs/architecture.md ("Model registry").
 
+pub mod wrapper;
+
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
