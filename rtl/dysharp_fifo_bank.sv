@@ -232,9 +232,12 @@ module dysharp_fifo_bank #(
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        exp_nz_q   <= 1'b0;
-        out_hold_q <= 1'b0;
-        in_hold_q  <= 1'b0;
+        exp_nz_q    <= 1'b0;
+        out_hold_q  <= 1'b0;
+        in_hold_q   <= 1'b0;
+        usage_exp_q <= '0;
+        out_held_q  <= '0;
+        in_held_q   <= '0;
 `ifndef FORMAL
         shadow_q.delete();
 `endif
@@ -283,7 +286,7 @@ module dysharp_fifo_bank #(
             end
           end
 `endif
-          // Data only (not reset): read only while out_hold_q.
+          // Data only: read only while out_hold_q.
           if (out_stall) begin
             out_held_q <= out_w;
           end
@@ -298,7 +301,7 @@ module dysharp_fifo_bank #(
             shadow_q.push_back(in_w);
           end
 `endif
-          // Data only (not reset): read only while in_hold_q.
+          // Data only: read only while in_hold_q.
           if (in_stall) begin
             in_held_q <= in_w;
           end
@@ -306,7 +309,7 @@ module dysharp_fifo_bank #(
         exp_nz_q    <= (exp_n != 0);
         out_hold_q  <= out_stall;
         in_hold_q   <= in_stall;
-        // Data only (not reset): read only while chk_q.
+        // Data only: read only while chk_q.
         usage_exp_q <= UsageW'(exp_n);
       end
     end

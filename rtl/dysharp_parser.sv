@@ -453,11 +453,11 @@ module dysharp_parser
       end else if (fire && is_hdr) begin
         tchk_q <= '0;
       end else if (fire) begin
-        fslots_t sl;
-        tchk_t   tc;
-        tgts_t   t;
-        sport_t  sp;
-        srank_t  sr;
+        automatic fslots_t sl;
+        automatic tchk_t   tc;
+        automatic tgts_t   t;
+        automatic sport_t  sp;
+        automatic srank_t  sr;
         tc = tchk_q;
         t  = tgt_q;
         sp = sport_q;
@@ -506,11 +506,11 @@ module dysharp_parser
     end else begin
       chk_valid_q <= frame_end;
       if (frame_end) begin
-        flit_t   f0;
-        tchk_t   tc;  // its `seen` is not needed at the last flit
-        fslots_t sl;  // captured by gen_tgt
-        ecode_e  code;
-        logic [7:0] hcc;
+        automatic flit_t      f0;
+        automatic tchk_t      tc;  // its `seen` is not needed at the last flit
+        automatic fslots_t    sl;  // captured by gen_tgt
+        automatic ecode_e     code;
+        automatic logic [7:0] hcc;
         f0 = is_hdr ? in_data_i : hdr_q;
         // A one-flit frame has no targets: the checks of the previous frame are still in tchk_q.
         tc = is_hdr ? '0 : tchk_q;
@@ -726,6 +726,7 @@ module dysharp_parser
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       desc_hold_q <= 1'b0;
+      desc_held_q <= '0;
     end else begin
       `DYSHARP_ASSERT_I(a_tail_range, 32'(tcnt_q) + 32'(ntail_q) <= TailDepth,
         $sformatf("origin %0d, port %0d: more tail flits than the buffer holds", Origin, PortId))
@@ -765,7 +766,7 @@ module dysharp_parser
       `DYSHARP_ASSERT_I(a_tgt_after_hdr, !(fire && is_tgt) || idx_q != '0,
         $sformatf("origin %0d, port %0d: a target flit without its header", Origin, PortId))
       desc_hold_q <= desc_valid_o && !desc_ready_i;
-      // Data only (not reset): read only while desc_hold_q.
+      // Data only: read only while desc_hold_q.
       if (desc_valid_o && !desc_ready_i) begin
         desc_held_q <= `DYSHARP_PARSER_DESC_OUT;
       end

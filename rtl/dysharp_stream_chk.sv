@@ -29,11 +29,12 @@ module dysharp_stream_chk #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       hold_q <= 1'b0;
+      held_q <= '0;
     end else begin
       `DYSHARP_ASSERT_I(a_stream_stable, !hold_q || (valid_i && data_i == held_q),
         $sformatf("%s: a stalled word changed or went away", Name))
       hold_q <= valid_i && !ready_i;
-      // Data only (not reset): read only while hold_q.
+      // Data only: read only while hold_q.
       if (valid_i && !ready_i) begin
         held_q <= data_i;
       end

@@ -81,22 +81,29 @@ fn fusesoc_core_lists_every_rtl_file() {
     }
 }
 
-/// Elaborates `top` with the pinned Yosys front end (yosys-slang) as a formal tool reads the RTL
-/// (no SYNTHESIS, FORMAL defined) and returns the number of check cells (assertions,
-/// assumptions and cover points of rtl/dysharp_assert.svh) in the design.
-fn formal_checks(top: &str, params: &[(String, String)]) -> u64 {
+/// Elaborates `top` with the pinned Yosys front end (yosys-slang), as synthesis reads the RTL
+/// (`formal` false: SYNTHESIS defined) or as a formal tool does (`formal`: no SYNTHESIS, FORMAL
+/// defined), checks that it prints no warning, and returns the number of check cells (the
+/// assertions, assumptions and cover points of rtl/dysharp_assert.svh) in the design.
+fn slang_checks(top: &str, params: &[(String, String)], formal: bool) -> u64 {
     let yosys = root().join(".tools/bin/yosys");
     // Yosys (a WebAssembly build) reads and writes under its working folder only.
-    let out_rel = format!("target/lint-formal/{top}-{}.txt", params.len());
-    std::fs::create_dir_all(root().join("target/lint-formal")).unwrap();
+    let view = if formal { "formal" } else { "synth" };
+    let out_rel = format!("target/lint-slang/{top}-{view}-{}.txt", params.len());
+    std::fs::create_dir_all(root().join("target/lint-slang")).unwrap();
     let files: Vec<String> = sources()
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "sv"))
         .map(|p| format!("rtl/{}", p.file_name().unwrap().to_string_lossy()))
         .collect();
     let gs: Vec<String> = params.iter().map(|(k, v)| format!("-G {k}={v}")).collect();
+    let defines = if formal {
+        "--no-synthesis-define -D FORMAL"
+    } else {
+        ""
+    };
     let script = format!(
-        "read_slang --threads 1 --no-synthesis-define -D FORMAL --top {top} {} {}; \
+        "read_slang --threads 1 {defines} --top {top} {} {}; \
          tee -q -o {out_rel} select -count t:$check",
         gs.join(" "),
         files.join(" ")
@@ -109,8 +116,8 @@ fn formal_checks(top: &str, params: &[(String, String)]) -> u64 {
     let text =
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success(),
-        "yosys read_slang --no-synthesis-define -D FORMAL --top {top} {params:?}:\n{text}"
+        out.status.success() && !text.contains("Warning") && !text.contains("ERROR"),
+        "yosys read_slang {defines} --top {top} {params:?}:\n{text}"
     );
     let count = std::fs::read_to_string(root().join(&out_rel)).unwrap();
     count
@@ -121,17 +128,19 @@ fn formal_checks(top: &str, params: &[(String, String)]) -> u64 {
 }
 
 #[test]
-fn checks_elaborate_for_formal_tools() {
-    // The concurrent and immediate forms of rtl/dysharp_assert.svh as formal tools and other
-    // simulators read them, at the registry's lint configurations of up to 4 ports (the larger
-    // ones elaborate for minutes) and for the primitives alone.
+fn yosys_slang_elaborates_clean_with_and_without_checks() {
+    // The registry's lint configurations of up to 4 ports (the larger ones elaborate for minutes)
+    // and the primitives alone: no warning as synthesis reads them (no check cells either), and
+    // none as a formal tool reads them, with the checks of rtl/dysharp_assert.svh as check cells.
     let reg = Registry::builtin();
     let mut done = 0;
     for m in reg
         .with(Use::Lint)
         .filter(|m| m.param("NumPorts").is_some_and(|p| p <= 4))
     {
-        let n = formal_checks(&m.top, &m.param_strings());
+        let synth = slang_checks(&m.top, &m.param_strings(), false);
+        assert_eq!(synth, 0, "{}: checks left in the synthesis view", m.name);
+        let n = slang_checks(&m.top, &m.param_strings(), true);
         eprintln!("{} ({}): {n} check cells", m.name, m.top);
         assert!(n > 100, "{}: only {n} checks reach a formal tool", m.name);
         done += 1;
@@ -141,7 +150,7 @@ fn checks_elaborate_for_formal_tools() {
         ("dysharp_fifo", vec![("Depth", "3")]),
         (
             "dysharp_fifo_bank",
-            vec![("NumQ", "2"), ("FallThrough", "1")],
+            vec![("NumQ", "2"), ("HasLast", "1"), ("FallThrough", "1")],
         ),
         ("dysharp_rr_arb", vec![]),
         ("dysharp_ram_1r1w", vec![]),
@@ -150,7 +159,12 @@ fn checks_elaborate_for_formal_tools() {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let n = formal_checks(top, &p);
+        assert_eq!(
+            slang_checks(top, &p, false),
+            0,
+            "{top}: checks in synthesis"
+        );
+        let n = slang_checks(top, &p, true);
         eprintln!("{top}: {n} check cells");
         assert!(n > 0, "{top}: no check reaches a formal tool");
     }
