@@ -89,7 +89,9 @@ fn slang_checks(top: &str, params: &[(String, String)], formal: bool) -> u64 {
     let yosys = root().join(".tools/bin/yosys");
     // Yosys (a WebAssembly build) reads and writes under its working folder only.
     let view = if formal { "formal" } else { "synth" };
-    let out_rel = format!("target/lint-slang/{top}-{view}-{}.txt", params.len());
+    // One file per top, view and parameter set (the configurations of one top differ there).
+    let tag: String = params.iter().map(|(k, v)| format!("-{k}{v}")).collect();
+    let out_rel = format!("target/lint-slang/{top}-{view}{tag}.txt");
     std::fs::create_dir_all(root().join("target/lint-slang")).unwrap();
     let files: Vec<String> = sources()
         .iter()
