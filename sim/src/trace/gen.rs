@@ -17,7 +17,16 @@
 //!   `Var(p_i) = (E−1) / (E² (Eα+1))`, so `α = (k²(E−1) / (E² S²) − 1) / E` (see
 //!   [`share_std_concentration`]). Tokens are then drawn like `counts` (exact inclusion
 //!   probabilities `π_i = k p_i`), so the realized shares keep the drawn spread. The DySHARP
-//!   paper's training routing has `S` in 0.01–0.05 around a mean share of 0.032 (= 8/256).
+//!   paper's training routing has `S` in 0.01–0.05 (default 0.032); the paper draws it from a
+//!   *normal* distribution, which is `normal:S` below.
+//! * `normal:S` (S > 0): the DySHARP paper's training routing ("standard deviation of token
+//!   distribution across experts from 0.01 to 0.05, based on normal distribution std = 0.032").
+//!   One per-expert token share for the whole step, `s_i = k/E + S·z_i` with `z_i ~ N(0, 1)`
+//!   (the share is the fraction of tokens that pick expert `i`, mean `k/E`), clipped to
+//!   `[0, 1]`; tokens are then drawn like `counts` with inclusion probabilities `π_i ∝ s_i`
+//!   (`Σπ = k`). Clipping narrows the spread when `S` is near `k/E` (DeepSeek-V3 top-8:
+//!   `k/E` = 0.031, so at `S` = 0.032 about 16% of the experts get no token); the realized
+//!   std is what reports state.
 //! * `counts:FILE:MODEL:CORPUS:LAYER`: real per-expert marginals from a counts CSV (see
 //!   [`crate::trace::counts`]). The trace is labelled
 //!   `calibrated-synthetic: counts MODEL/CORPUS/LAYER`, in the [`Trace`] and in every record:
@@ -43,7 +52,7 @@
 //! uniformly over the zero-count ones.
 //!
 //! Randomness: one `ChaCha8Rng` seeded with `seed` (`SeedableRng::seed_from_u64`). Draw order:
-//! the permutation (zipf) or the Dirichlet draw first, then the tokens of rank 0, rank 1, ... in
+//! the permutation (zipf), the Dirichlet draw or the normal shares first, then the tokens of rank 0, rank 1, ... in
 //! order (a `counts` token uses one shuffle and one uniform). Uniform floats and indices are derived from the raw 64-bit ChaCha output by this module,
 //! normal and gamma variates by `rand_distr` 0.4 (value-stable within 0.4). The same seed gives
 //! the same trace on any machine; the only platform dependence is the last-bit accuracy of the
@@ -84,6 +93,12 @@ pub enum DistSpec {
         /// Target standard deviation of the per-expert token share, finite and `> 0`.
         std: f64,
     },
+    /// `normal:S`: per-expert token share `k/E + S·N(0, 1)`, clipped to `[0, 1]` (the
+    /// DySHARP paper's training routing).
+    Normal {
+        /// Standard deviation of the per-expert token share before clipping, finite and `> 0`.
+        std: f64,
+    },
     /// `counts:FILE:MODEL:CORPUS:LAYER`: popularity from real per-expert marginals.
     Counts {
         /// The counts CSV (`model,corpus,layer,expert,count`).
@@ -103,7 +118,8 @@ pub enum DistSpec {
 pub const MAX_GEN_TOKENS: usize = 1 << 24;
 
 /// The accepted forms, for error messages.
-const USAGE: &str = "uniform, zipf:A, dirichlet:A, share-std:S or counts:FILE:MODEL:CORPUS:LAYER";
+const USAGE: &str =
+    "uniform, zipf:A, dirichlet:A, share-std:S, normal:S or counts:FILE:MODEL:CORPUS:LAYER";
 
 /// An error parsing a [`DistSpec`] from a string.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -168,11 +184,12 @@ impl FromStr for DistSpec {
                 None => Ok(DistSpec::Uniform),
                 Some(_) => Err(ParseDistSpecError::UnexpectedParameter(s.to_string())),
             },
-            "zipf" | "dirichlet" | "share-std" => {
+            "zipf" | "dirichlet" | "share-std" | "normal" => {
                 let (kind, expected, ok): (&'static str, &'static str, fn(f64) -> bool) = match kind
                 {
                     "zipf" => ("zipf", ZIPF_EXPECTED, zipf_alpha_ok),
                     "dirichlet" => ("dirichlet", DIRICHLET_EXPECTED, dirichlet_alpha_ok),
+                    "normal" => ("normal", SHARE_STD_EXPECTED, dirichlet_alpha_ok),
                     _ => ("share-std", SHARE_STD_EXPECTED, dirichlet_alpha_ok),
                 };
                 let value = param
@@ -191,6 +208,7 @@ impl FromStr for DistSpec {
                 Ok(match kind {
                     "zipf" => DistSpec::Zipf { alpha },
                     "dirichlet" => DistSpec::Dirichlet { alpha },
+                    "normal" => DistSpec::Normal { std: alpha },
                     _ => DistSpec::ShareStd { std: alpha },
                 })
             }
@@ -236,6 +254,7 @@ impl fmt::Display for DistSpec {
             DistSpec::Zipf { alpha } => write!(f, "zipf:{alpha}"),
             DistSpec::Dirichlet { alpha } => write!(f, "dirichlet:{alpha}"),
             DistSpec::ShareStd { std } => write!(f, "share-std:{std}"),
+            DistSpec::Normal { std } => write!(f, "normal:{std}"),
             DistSpec::Counts {
                 file,
                 model,
@@ -502,6 +521,18 @@ fn dirichlet_weights(rng: &mut ChaCha8Rng, gamma: &Gamma<f64>, experts: usize) -
         .collect()
 }
 
+/// Per-expert token shares `k/E + std·z_i`, `z_i ~ N(0, 1)`, clipped to `[0, 1]`
+/// (`normal:S`).
+fn normal_shares(rng: &mut ChaCha8Rng, std: f64, experts: usize, topk: usize) -> Vec<f64> {
+    let mean = topk as f64 / experts as f64;
+    (0..experts)
+        .map(|_| {
+            let z: f64 = rng.sample(StandardNormal);
+            (mean + std * z).clamp(0.0, 1.0)
+        })
+        .collect()
+}
+
 /// DeepEP's mock: scores `|N(0,1)| + 1`, top-k in descending score order (ties by lower ID).
 fn draw_uniform_mock(
     rng: &mut ChaCha8Rng,
@@ -598,6 +629,18 @@ pub fn generate(
             let gamma = Gamma::new(alpha, 1.0).map_err(|_| bad())?;
             let w = dirichlet_weights(&mut rng, &gamma, experts);
             Sampler::Exact(inclusion_probabilities(&w, topk))
+        }
+        DistSpec::Normal { std } => {
+            if !dirichlet_alpha_ok(*std) {
+                return Err(GenError::BadParameter {
+                    spec: spec.to_string(),
+                    expected: SHARE_STD_EXPECTED,
+                });
+            }
+            Sampler::Exact(inclusion_probabilities(
+                &normal_shares(&mut rng, *std, experts, topk),
+                topk,
+            ))
         }
         DistSpec::Counts {
             file,

@@ -8,7 +8,7 @@
 //!
 //! * [`format`](mod@format): [`Trace`], [`TraceRecord`], the reader with file/line/field errors, the writer.
 //! * [`gen`]: seeded synthetic traces from a [`DistSpec`] (`uniform`, `zipf:A`, `dirichlet:A`,
-//!   `share-std:S`, `counts:FILE:MODEL:CORPUS:LAYER`).
+//!   `share-std:S`, `normal:S`, `counts:FILE:MODEL:CORPUS:LAYER`).
 //! * [`counts`]: the per-expert marginal table (`model,corpus,layer,expert,count` CSV).
 //! * [`stats`]: the send matrix, per-rank and per-expert load, Gini (eq. 1 of the
 //!   routing-imbalance study), max/mean and remote fan-out of one (step, layer).
