@@ -64,6 +64,11 @@ pub struct StudyArgs {
     /// Print the report as JSON on standard output instead of the text summary.
     #[arg(long)]
     json: bool,
+    /// The layer-time model only: DeepSeek-V3 top-8 at the largest --eps value under uniform,
+    /// normal std 0.032 and zipf 1.5 routing, carried to a layer's time under DeepEP-like,
+    /// COMET-like and DySHARP schedules (seconds; no sequence-length rows, no AL-TLB sweep).
+    #[arg(long)]
+    layer: bool,
 }
 
 /// Errors of `dysharp study`.
@@ -127,6 +132,7 @@ impl StudyArgs {
         }
         o.tlb_ep = self.tlb_ep;
         o.seed = self.seed;
+        o.layer_only = self.layer;
         o.threads = self.threads.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -170,9 +176,20 @@ pub fn run_study(args: &StudyArgs) -> Result<(), StudyCmdError> {
         write(&args.out_dir, "tlb.csv", &report.tlb_csv())?,
         write(&args.out_dir, "tlb_knees.csv", &report.knees_csv())?,
         write(&args.out_dir, "claims.md", &report.claims_markdown())?,
+        write(&args.out_dir, "in_switch.csv", &in_switch_csv(&report))?,
     ];
     for (name, svg) in charts(&report) {
         files.push(write(&args.out_dir, name, &svg)?);
+    }
+    if !report.in_switch.is_empty() {
+        files.push(write(
+            &args.out_dir,
+            "in_switch.svg",
+            &in_switch_chart(&report),
+        )?);
+    }
+    if let Some(svg) = layer_chart(&report) {
+        files.push(write(&args.out_dir, "layer.svg", &svg)?);
     }
     if args.json {
         outln!("{json}");
@@ -180,6 +197,79 @@ pub fn run_study(args: &StudyArgs) -> Result<(), StudyCmdError> {
         out!("{}", summary(&report, &files));
     }
     Ok(())
+}
+
+/// The in-switch rows as CSV.
+fn in_switch_csv(r: &StudyReport) -> String {
+    let mut s = String::from(
+        "family,model,topk,ep,fused_vs_best_unicast,best_unicast,fused_speedup,fusion_only_speedup\n",
+    );
+    for t in &r.in_switch {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{:.4},{},{:.4},{:.4}",
+            t.family,
+            t.model,
+            t.topk,
+            t.ep,
+            t.fused_vs_best_unicast,
+            t.best_unicast,
+            t.fused_speedup,
+            t.fusion_only_speedup
+        );
+    }
+    s
+}
+
+/// The in-switch chart: DySHARP fused over the better unicast schedule against EP, one line
+/// per family.
+fn in_switch_chart(r: &StudyReport) -> String {
+    let mut series: Vec<Series> = Vec::new();
+    for t in &r.in_switch {
+        let name = format!("{} ({} top-{})", t.family, t.model, t.topk);
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push((t.ep as f64, t.fused_vs_best_unicast)),
+            None => series.push(Series {
+                name,
+                points: vec![(t.ep as f64, t.fused_vs_best_unicast)],
+                dashed: t.family.starts_with("real"),
+            }),
+        }
+    }
+    series.truncate(8);
+    line_chart(
+        "The in-switch part on its own: DySHARP fused / the better unicast schedule",
+        "GPUs (EP)",
+        "speed-up (×)",
+        &series,
+        true,
+    )
+}
+
+/// The layer chart: DySHARP's speed-up over DeepEP and COMET against the GEMMs' share of the
+/// GPU's peak (the assumption that moves it most), on the paper's default workload.
+fn layer_chart(r: &StudyReport) -> Option<String> {
+    let l = r.layer.as_ref()?;
+    let s = l.sensitivity.iter().find(|s| s.name == "mfu")?;
+    let pts = |v: &[f64]| s.values.iter().copied().zip(v.iter().copied()).collect();
+    Some(line_chart(
+        "Layer-time model, DeepSeek-V3 top-8, normal std 0.032: DySHARP speed-up against MFU",
+        "GEMM share of the H100's BF16 peak (MFU)",
+        "speed-up (×)",
+        &[
+            Series {
+                name: "over DeepEP-like (sequential)".into(),
+                points: pts(&s.speedup_vs_deepep),
+                dashed: false,
+            },
+            Series {
+                name: "over COMET-like (overlap)".into(),
+                points: pts(&s.speedup_vs_comet),
+                dashed: false,
+            },
+        ],
+        false,
+    ))
 }
 
 /// DeepSeek-V3 top-8 mock rows of the grid, by EP.
@@ -206,7 +296,7 @@ fn charts(r: &StudyReport) -> Vec<(&'static str, String)> {
     let all = families(r);
     let preferred = [
         "mock uniform",
-        "training share-std:0.032",
+        "training normal:0.032",
         "inference zipf:1.5",
         "inference zipf:2.5",
     ];
@@ -431,6 +521,99 @@ fn summary(r: &StudyReport, files: &[PathBuf]) -> String {
                 e(k.entries_for_99_combine_rows),
                 k.hit_rate_at_512
                     .map_or(String::new(), |h| format!("{:.4}", h))
+            );
+        }
+    }
+    if !r.in_switch.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nThe in-switch part on its own (DySHARP fused / the better unicast schedule):"
+        );
+        for t in &r.in_switch {
+            let _ = writeln!(
+                s,
+                "  {:<36} {:<13} top-{:<2} EP {:>2} {:>6.3}× (best unicast {}; over DeepEP {:.3}×)",
+                t.family,
+                t.model,
+                t.topk,
+                t.ep,
+                t.fused_vs_best_unicast,
+                t.best_unicast,
+                t.fused_speedup
+            );
+        }
+    }
+    if let Some(why) = &r.in_switch_skipped {
+        let _ = writeln!(s, "  calibrated-real rows skipped: {why}");
+    }
+    if let Some(l) = &r.layer {
+        let _ = writeln!(
+            s,
+            "\nLayer-time model (one layer, forward and backward; ms per GPU):"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>3} {:>5} {:>8} {:>8} {:>8} {:>8} {:>7} {:>8} {:>8}",
+            "family",
+            "EP",
+            "attn",
+            "compute",
+            "DeepEP",
+            "COMET",
+            "DySHARP",
+            "comm%",
+            "/DeepEP",
+            "/COMET"
+        );
+        for x in &l.rows {
+            let ms = |n: &str| {
+                x.schedules
+                    .iter()
+                    .find(|s| s.schedule == n)
+                    .map_or(0.0, |s| s.ms)
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>3} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>6.1}% {:>7.2}× {:>7.2}×",
+                x.family,
+                x.ep,
+                if x.with_attention { "yes" } else { "no" },
+                x.compute_ms,
+                ms("deepep"),
+                ms("comet"),
+                ms("dysharp"),
+                100.0 * x.deepep_comm_share,
+                x.speedup_vs_deepep,
+                x.speedup_vs_comet
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  sensitivity (MoE block, DySHARP over DeepEP / over COMET):"
+        );
+        for v in &l.sensitivity {
+            let cells: Vec<String> = v
+                .values
+                .iter()
+                .zip(v.speedup_vs_deepep.iter().zip(&v.speedup_vs_comet))
+                .map(|(x, (d, c))| format!("{x}: {d:.2}×/{c:.2}×"))
+                .collect();
+            let _ = writeln!(s, "    {:<24} {}", v.name, cells.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  moved most by: {}; DeepEP's communication is 70.4% of the MoE block at MFU {}, or with links {} slower",
+            l.moves_most,
+            l.mfu_for_paper_comm_share
+                .map_or("(none up to 1)".to_string(), |m| format!("{m:.3}")),
+            l.comm_scale_for_paper_share
+                .map_or("(none)".to_string(), |m| format!("{m:.1}×"))
+        );
+        if let Some(x) = &l.paper_regime {
+            let _ = writeln!(
+                s,
+                "  in that regime ({}): DySHARP {:.2}× over DeepEP, {:.2}× over COMET",
+                x.family, x.speedup_vs_deepep, x.speedup_vs_comet
             );
         }
     }

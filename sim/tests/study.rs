@@ -169,6 +169,21 @@ fn links_match_brute_force_counts() {
             );
             assert_eq!(totals.dispatch_lb, max_flits(&dw), "{name}");
             assert_eq!(totals.combine_lb, max_flits(&cw), "{name}");
+            // Both phases at once on the links; per direction sums.
+            let both: Vec<u64> = dw.iter().zip(&cw).map(|(a, b)| a + b).collect();
+            assert_eq!(totals.concurrent_lb, max_flits(&both), "{name}");
+            let dir = |up: bool| -> u64 {
+                both.iter()
+                    .enumerate()
+                    .filter(|(i, _)| (i % 2 == 1) == up)
+                    .map(|(_, w)| w)
+                    .sum()
+            };
+            assert_eq!(
+                (totals.wire_up, totals.wire_down),
+                (dir(true), dir(false)),
+                "{name}"
+            );
             if name == "nvls" {
                 continue;
             }
@@ -228,6 +243,112 @@ fn derived_ratios_follow_the_totals() {
     let fused = s.unicast.sequential_lb() as f64 / s.dysharp.fused_lb as f64;
     assert!((s.fused_speedup() - fused).abs() < 1e-12);
     assert!((s.fraction_of_ideal() - fused / (u / d)).abs() < 1e-12);
+    // The paper's metric: DySHARP's own volume over bandwidth against its concurrent time.
+    let vol = s.dysharp.wire_up.max(s.dysharp.wire_down) as f64 / (16.0 * ports as f64);
+    assert!((s.paper_fraction_of_ideal() - vol / s.dysharp.concurrent_lb as f64).abs() < 1e-12);
+    assert!(s.paper_fraction_of_ideal() <= 1.0 + 1e-12);
+    let best = s.unicast.sequential_lb().min(s.unicast.fused_lb) as f64;
+    assert!((s.fused_vs_best_unicast() - best / s.dysharp.fused_lb as f64).abs() < 1e-12);
+    // NVLS deliveries: every token to every GPU; useful where the GPU holds one of its experts.
+    let useful: u64 = tokens
+        .iter()
+        .map(|t| {
+            (0..ports)
+                .filter(|g| t.experts.iter().any(|&e| e as usize / epp == *g))
+                .count() as u64
+        })
+        .sum();
+    assert_eq!(s.useful_deliveries, useful);
+    assert_eq!(s.allgather_deliveries, (tokens.len() * ports) as u64);
+    let useless = (tokens.len() * ports) as f64 - useful as f64;
+    assert!((s.nvls_useless_deliveries() - useless / useful as f64).abs() < 1e-12);
+}
+
+#[test]
+fn nvls_useless_deliveries_is_the_papers_340_percent() {
+    // DeepSeek-V3 top-8 on 32 GPUs: r = C(248, 8) / C(256, 8), r / (1 − r) = 340.4%.
+    let x = uniform_expectation(256, 8, 32).unwrap();
+    let r: f64 = (0..8)
+        .map(|i| (248 - i) as f64 / (256 - i) as f64)
+        .product();
+    assert!((x.p_none - r).abs() < 1e-12);
+    assert!(
+        (x.nvls_useless_deliveries - 3.404).abs() < 5e-4,
+        "{}",
+        x.nvls_useless_deliveries
+    );
+    // The same from a generated uniform trace, within sampling noise.
+    let tokens = generate(&DistSpec::Uniform, 32 * 256, 256, 8, 32, 1)
+        .unwrap()
+        .replay_tokens()
+        .0;
+    let s = study_links(&tokens, 32, 8, 256, 64, RowShape { row_bytes: 256 });
+    assert!(
+        (s.nvls_useless_deliveries() - 3.404).abs() < 0.05,
+        "{}",
+        s.nvls_useless_deliveries()
+    );
+}
+
+#[test]
+fn normal_routing_draws_shares_around_k_over_e() {
+    let spec: DistSpec = "normal:0.01".parse().unwrap();
+    assert_eq!(spec.to_string(), "normal:0.01");
+    assert!("normal:0".parse::<DistSpec>().is_err());
+    assert!("normal".parse::<DistSpec>().is_err());
+    // Far from the clipping at 0 (k/E = 0.125), the realized std is the asked one.
+    let tokens = generate(&spec, 65536, 64, 8, 8, 3)
+        .unwrap()
+        .replay_tokens()
+        .0;
+    let got = share_std(&tokens, 64);
+    assert!((got - 0.01).abs() < 0.004, "{got}");
+    // DeepSeek-V3 top-8 at 0.032 (k/E = 0.031): clipping narrows the realized spread.
+    let spec: DistSpec = "normal:0.032".parse().unwrap();
+    let tokens = generate(&spec, 16384, 256, 8, 8, 1)
+        .unwrap()
+        .replay_tokens()
+        .0;
+    let got = share_std(&tokens, 256);
+    assert!(got > 0.018 && got < 0.032, "{got}");
+    for t in &tokens {
+        let mut e = t.experts.clone();
+        e.sort_unstable();
+        e.dedup();
+        assert_eq!(e.len(), 8);
+    }
+}
+
+#[test]
+fn layer_model_orders_the_schedules() {
+    use dysharp_sim::study::layer::{layer_report, layer_row, LayerParams};
+    let tokens = generate(&DistSpec::Uniform, 8 * 512, 256, 8, 8, 1)
+        .unwrap()
+        .replay_tokens()
+        .0;
+    let l = study_links(&tokens, 8, 32, 512, 128, RowShape { row_bytes: 14336 });
+    let p = LayerParams::dsv3(512);
+    let r = layer_row(&p, "mock", 512, 8, &l, false);
+    let ms = |n: &str| r.schedules.iter().find(|s| s.schedule == n).unwrap().ms;
+    // DeepEP pays compute plus communication; the overlapped schedules at most the larger
+    // of the two plus a tile of fill, and DySHARP's communication bound is the smaller.
+    assert!(ms("deepep") > ms("comet") && ms("comet") >= ms("dysharp"));
+    assert!((r.compute_ms + r.deepep_comm_ms - ms("deepep")).abs() < 1e-9);
+    assert!(r.deepep_comm_share > 0.0 && r.deepep_comm_share < 1.0);
+    // Compute alone: 2 FLOPs × 3 matrices × hidden × intermediate × (8 + 1 shared) × tokens,
+    // forward and backward (3×), at half of the H100's 989.4 TFLOP/s.
+    let flops = 3.0 * 2.0 * 3.0 * 7168.0 * 2048.0 * 9.0 * 512.0;
+    assert!((r.compute_ms - 1e3 * flops / (0.5 * 989.4e12)).abs() < 1e-9);
+    let rep = layer_report(&p, 8, &[("mock".into(), 512, l.clone())], "mock");
+    assert_eq!(rep.rows.len(), 2);
+    assert!(!rep.moves_most.is_empty());
+    assert!(rep.assumptions.iter().all(|a| !a.source.is_empty()));
+    // Slowing the links by the reported factor gives the paper's 70.4% share.
+    let x = rep.comm_scale_for_paper_share.unwrap();
+    assert!(
+        (rep.paper_regime.unwrap().deepep_comm_share - 0.704).abs() < 1e-6,
+        "{x}"
+    );
 }
 
 /// The sweep's pass-skipping against translating every chunk of every row.
@@ -434,11 +555,14 @@ fn quick_study_is_deterministic_and_complete() {
     assert!(calls > 0);
     assert_eq!(a.traffic_csv(), b.traffic_csv());
     assert_eq!(a.tlb_csv(), b.tlb_csv());
-    assert_eq!(a.claims.len(), 10);
+    assert_eq!(a.claims.len(), 16);
     assert!(a
         .claims
         .iter()
-        .all(|c| !c.ours.is_empty() && !c.ours.contains("n/a")));
+        .all(|c| !c.ours.is_empty() && !c.ours.contains("n/a") && !c.source.is_empty()));
+    assert!(a.layer.is_some());
+    assert!(!a.in_switch.is_empty());
+    assert!(a.in_switch_skipped.is_some());
     // Every traffic row: DySHARP never moves more payload than unicast; NVLS at least as much
     // as DySHARP.
     for r in &a.traffic {

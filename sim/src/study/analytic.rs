@@ -3,7 +3,11 @@
 //!
 //! For a token of rank `s`, with `m = E/P` experts per rank:
 //! - `q = Pr(R_t ≠ ∅) = 1 − C(m, k) / C(E, k)` (some expert is remote);
-//! - `f = E|R_t| = (P − 1) (1 − C(E − m, k) / C(E, k))` (expected remote distinct ranks).
+//! - `f = E|R_t| = (P − 1) (1 − C(E − m, k) / C(E, k))` (expected remote distinct ranks);
+//! - `r = C(E − m, k) / C(E, k)`: the chance that a given GPU holds none of a token's experts.
+//!   An AllGather delivers every token to all `P` GPUs, `P (1 − r)` of them useful, so the NVLS
+//!   workaround's useless deliveries over useful ones are `r / (1 − r)` (the paper's "340%
+//!   useless traffic": 340.4% for DeepSeek-V3 top-8 on 32 GPUs).
 //!
 //! Payload per token, in rows (spec §8, [`crate::traffic::account`] and
 //! [`crate::traffic::account_nvls`]): DySHARP `q + f` per phase, unicast `2f` per phase, the
@@ -37,8 +41,13 @@ pub struct UniformExpectation {
     pub remote_ranks: f64,
     /// DySHARP payload of both phases over unicast's, minus 1 (negative = saving).
     pub dysharp_traffic_change: f64,
-    /// NVLS-workaround payload over DySHARP's, minus 1 (the useless share).
+    /// NVLS-workaround payload over DySHARP's, minus 1.
     pub nvls_useless: f64,
+    /// `r`: the chance that a given GPU holds none of a token's experts.
+    pub p_none: f64,
+    /// The paper's convention: AllGather deliveries to GPUs holding none of the token's experts
+    /// over deliveries to GPUs holding one, `r / (1 − r)`.
+    pub nvls_useless_deliveries: f64,
     /// NVLS-workaround payload over unicast's, minus 1.
     pub nvls_vs_unicast: f64,
     /// Ideal communication speed-up of fused DySHARP over unicast: `2f / (q + f)`.
@@ -53,7 +62,8 @@ pub fn uniform_expectation(experts: usize, topk: usize, ep: usize) -> Option<Uni
     }
     let m = experts / ep;
     let q = 1.0 - binom_ratio(m, experts, topk);
-    let f = (ep - 1) as f64 * (1.0 - binom_ratio(experts - m, experts, topk));
+    let r = binom_ratio(experts - m, experts, topk);
+    let f = (ep - 1) as f64 * (1.0 - r);
     let dys = 2.0 * (q + f);
     let uni = 4.0 * f;
     let nvls = 2.0 * (1.0 + ep as f64);
@@ -66,6 +76,8 @@ pub fn uniform_expectation(experts: usize, topk: usize, ep: usize) -> Option<Uni
         remote_ranks: f,
         dysharp_traffic_change: ratio(dys, uni),
         nvls_useless: ratio(nvls, dys),
+        p_none: r,
+        nvls_useless_deliveries: if r < 1.0 { r / (1.0 - r) } else { 0.0 },
         nvls_vs_unicast: ratio(nvls, uni),
         ideal_speedup: if q + f > 0.0 { 2.0 * f / (q + f) } else { 1.0 },
     })

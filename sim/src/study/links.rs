@@ -31,12 +31,19 @@ pub struct SchemeTotals {
     pub combine_down: u64,
     /// Wire bytes of both phases and directions.
     pub wire_total: u64,
+    /// Wire bytes GPU→switch, both phases, all ports.
+    pub wire_up: u64,
+    /// Wire bytes switch→GPU, both phases, all ports.
+    pub wire_down: u64,
     /// Dispatch lower bound (cycles).
     pub dispatch_lb: u64,
     /// Combine lower bound (cycles).
     pub combine_lb: u64,
     /// Token-interleaved (fused) lower bound of both phases (cycles); 0 when not modelled.
     pub fused_lb: u64,
+    /// Both phases at once on the links, all tokens (no tiles, no fill or drain):
+    /// `max_link(D + C)` (cycles). The paper's "pure communication" run.
+    pub concurrent_lb: u64,
 }
 
 impl SchemeTotals {
@@ -125,6 +132,9 @@ impl Acc {
     fn finish(self, with_fused: bool) -> SchemeTotals {
         let s = |v: &[u64]| v.iter().sum::<u64>();
         SchemeTotals {
+            wire_up: s(&self.d_wire.up) + s(&self.c_wire.up),
+            wire_down: s(&self.d_wire.down) + s(&self.c_wire.down),
+            concurrent_lb: overlapped_flits(&self.d_wire, &self.c_wire),
             dispatch_up: s(&self.d_pay.up),
             dispatch_down: s(&self.d_pay.down),
             combine_up: s(&self.c_pay.up),
@@ -182,6 +192,13 @@ pub struct LinkStudy {
     pub nvls: SchemeTotals,
     /// Hottest port's Dispatch downlink payload over the mean port's (DySHARP).
     pub hot_rank_ratio: f64,
+    /// Ports (GPUs).
+    pub ports: usize,
+    /// Token deliveries to a GPU that holds at least one of the token's experts (the source
+    /// included), summed over tokens: the deliveries an AllGather needs.
+    pub useful_deliveries: u64,
+    /// Token deliveries of an AllGather over all `ports` GPUs: `ports` per token.
+    pub allgather_deliveries: u64,
 }
 
 impl LinkStudy {
@@ -199,6 +216,47 @@ impl LinkStudy {
     /// once per link), over DySHARP's bytes.
     pub fn nvls_useless(&self) -> f64 {
         ratio(self.nvls.payload_total(), self.dysharp.payload_total()) - 1.0
+    }
+
+    /// The NVLS workaround's useless traffic in the paper's convention: deliveries to GPUs that
+    /// hold none of the token's experts over deliveries to GPUs that hold one, `r / (1 − r)` with
+    /// `r` the share of (token, GPU) pairs where the GPU holds none of the token's experts.
+    pub fn nvls_useless_deliveries(&self) -> f64 {
+        let useless = self.allgather_deliveries - self.useful_deliveries;
+        ratio(useless, self.useful_deliveries)
+    }
+
+    /// The NVLS workaround (phases in sequence) against DySHARP fused: NVLS time over DySHARP's.
+    pub fn nvls_slowdown(&self) -> f64 {
+        ratio(self.nvls.sequential_lb(), self.dysharp.fused_lb)
+    }
+
+    /// The volume-over-bandwidth time of a scheme (cycles): its busier link direction's wire
+    /// bytes spread evenly over all `ports` links at 16 bytes per cycle.
+    pub fn volume_cycles(&self, s: &SchemeTotals) -> f64 {
+        if self.ports == 0 {
+            return 0.0;
+        }
+        s.wire_up.max(s.wire_down) as f64 / (16.0 * self.ports as f64)
+    }
+
+    /// The paper's "fraction of the ideal" for pure communication: DySHARP's time with
+    /// Dispatch and Combine concurrent against "the ideal calculated with traffic volume and
+    /// bandwidth" (its own wire volume over the links' bandwidth). Below 1 only by link
+    /// imbalance.
+    pub fn paper_fraction_of_ideal(&self) -> f64 {
+        if self.dysharp.concurrent_lb == 0 {
+            return 0.0;
+        }
+        self.volume_cycles(&self.dysharp) / self.dysharp.concurrent_lb as f64
+    }
+
+    /// The same with the fused (tiled, fill and drain) time instead of the concurrent one.
+    pub fn paper_fraction_of_ideal_fused(&self) -> f64 {
+        if self.dysharp.fused_lb == 0 {
+            return 0.0;
+        }
+        self.volume_cycles(&self.dysharp) / self.dysharp.fused_lb as f64
     }
 
     /// Share of the unicast baseline's bytes that DySHARP removes (redundant copies).
@@ -284,6 +342,19 @@ pub fn study_links(
     let mut nvls = Acc::new(ports);
     let mut start = 0;
     let mut batch: Vec<Token> = Vec::new();
+    let useful_deliveries: u64 = tokens
+        .iter()
+        .map(|t| {
+            let mut ranks: Vec<usize> = t
+                .experts
+                .iter()
+                .map(|&e| e as usize / experts_per_port.max(1))
+                .collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            ranks.len() as u64
+        })
+        .sum();
     while start < tokens_per_rank {
         let end = (start + tile).min(tokens_per_rank);
         batch.clear();
@@ -313,5 +384,8 @@ pub fn study_links(
         unicast: uni.finish(true),
         nvls: nvls.finish(false),
         hot_rank_ratio: hot,
+        ports,
+        useful_deliveries,
+        allgather_deliveries: (tokens.len() * ports) as u64,
     }
 }

@@ -6,8 +6,12 @@
 //! a run is deterministic whatever the thread count.
 
 use super::analytic::uniform_expectation;
-use super::links::study_links;
-use super::report::{knees, AnalyticRow, Section, StudyReport, TlbRow, TrafficRow};
+use super::layer::{layer_report, LayerParams, LayerReport};
+use super::links::{study_links, LinkStudy};
+use super::report::{
+    in_switch_rows, knees, payload_efficiency, AnalyticRow, Section, StudyReport, TlbRow,
+    TrafficRow,
+};
 use super::tlb_sweep::{sweep_one, HubStreams, Schedule};
 use super::workload::{real_families, synthetic_families, Family, ModelShape};
 use crate::trace::{generate, DistSpec, GenError, Trace};
@@ -63,6 +67,9 @@ pub struct StudyOptions {
     pub seed: u64,
     /// Worker threads (at least 1).
     pub threads: usize,
+    /// Run only the rows of the layer-time model (DeepSeek-V3 top-8 at the largest EP under
+    /// mock, normal std 0.032 and zipf 1.5), no sequence-length rows and no TLB sweep.
+    pub layer_only: bool,
 }
 
 impl StudyOptions {
@@ -110,6 +117,7 @@ impl StudyOptions {
             counts: None,
             seed: 1,
             threads: 1,
+            layer_only: false,
         }
     }
 
@@ -140,7 +148,7 @@ impl StudyOptions {
             v.retain(|f| {
                 matches!(
                     f.dist,
-                    DistSpec::Uniform | DistSpec::ShareStd { .. } | DistSpec::Zipf { .. }
+                    DistSpec::Uniform | DistSpec::Normal { .. } | DistSpec::Zipf { .. }
                 )
             });
             v.dedup_by(|a, b| a.kind == b.kind);
@@ -158,7 +166,7 @@ impl StudyOptions {
             .into_iter()
             .filter(|f| match &f.dist {
                 DistSpec::Uniform => true,
-                DistSpec::ShareStd { std } => (*std - 0.032).abs() < 1e-9,
+                DistSpec::Normal { std } => (*std - 0.032).abs() < 1e-9,
                 DistSpec::Zipf { alpha } => {
                     (*alpha - 1.5).abs() < 1e-9 || (tlb && (*alpha - 2.5).abs() < 1e-9)
                 }
@@ -325,6 +333,22 @@ enum JobOut {
 fn jobs(opts: &StudyOptions) -> Vec<Job> {
     let mut v = Vec::new();
     let fits = |shape: &ModelShape, ep: usize| shape.experts.is_multiple_of(ep);
+    if opts.layer_only {
+        let shape = ModelShape::deepseek_v3(8);
+        let ep = opts.eps.iter().copied().max().unwrap_or(2);
+        for family in opts.sensitivity_families(false) {
+            if family.shape.is_none() && fits(&shape, ep) {
+                v.push(Job::Traffic {
+                    section: Section::Grid,
+                    shape: shape.clone(),
+                    family,
+                    ep,
+                    tokens_per_rank: opts.tokens_per_rank,
+                });
+            }
+        }
+        return v;
+    }
     for family in opts.families() {
         let shapes = match &family.shape {
             Some(s) => vec![s.clone()],
@@ -500,6 +524,34 @@ fn run_job(job: &Job, opts: &StudyOptions) -> Result<JobOut, StudyError> {
     }
 }
 
+/// The layer-time model on the DeepSeek-V3 top-8 grid rows at the largest EP of the run (mock,
+/// normal std 0.032, zipf 1.5), with attention at a context of the grid's tokens per GPU.
+fn layer_section(traffic: &[TrafficRow], opts: &StudyOptions) -> Option<LayerReport> {
+    let ep = opts.eps.iter().copied().max()?;
+    let rows: Vec<(String, usize, LinkStudy)> = traffic
+        .iter()
+        .filter(|t| {
+            t.section == Section::Grid
+                && t.model == "DeepSeek-V3"
+                && t.topk == 8
+                && t.ep == ep
+                && [
+                    "mock uniform",
+                    "training normal:0.032",
+                    "inference zipf:1.5",
+                ]
+                .contains(&t.family.as_str())
+        })
+        .map(|t| (t.family.clone(), t.tokens_per_rank, t.links.clone()))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut p = LayerParams::dsv3(opts.tokens_per_rank);
+    p.tiles = opts.tokens_per_rank.div_ceil(opts.tile.max(1)) as f64;
+    Some(layer_report(&p, 8, &rows, "training normal:0.032"))
+}
+
 /// Runs the study, calling `progress` on this thread after each job.
 pub fn run(
     opts: &StudyOptions,
@@ -573,6 +625,13 @@ pub fn run(
         }
     }
     let knees = knees(&tlb);
+    let in_switch = in_switch_rows(&traffic);
+    let in_switch_skipped = opts.counts.is_none().then(|| {
+        "no --counts file: the calibrated-real rows (OLMoE-1B-7B and Mixtral-8x7B marginals) \
+need a counts CSV such as ../shared/data/routing/expert_counts.csv"
+            .to_string()
+    });
+    let layer = layer_section(&traffic, opts);
     let mut report = StudyReport {
         grid: format!("{:?}", opts.grid).to_lowercase(),
         tile: opts.tile,
@@ -581,6 +640,10 @@ pub fn run(
         analytic,
         tlb,
         knees,
+        in_switch,
+        in_switch_skipped,
+        payload_efficiency: payload_efficiency(),
+        layer,
         claims: Vec::new(),
         seconds: 0.0,
     };

@@ -1,9 +1,11 @@
 //! The workloads of the study: model shapes and routing families (docs/paper.md, "Workloads").
 //!
 //! Families follow the DySHARP paper's sensitivity study: DeepEP's mock (uniform) routing,
-//! *training* routing (near-uniform, per-expert token-share std 0.01–0.05 around a mean share
-//! of 0.032 = 8/256: [`DistSpec::ShareStd`]), *inference* routing (power law, Zipf α 0.5–2.5)
-//! and calibrated-real routing (per-expert marginals of real models, [`DistSpec::Counts`]).
+//! *training* routing (the paper's default workload: "standard deviation of token distribution
+//! across experts from 0.01 to 0.05, based on normal distribution std = 0.032", as per-expert
+//! token shares `k/E + S·N(0, 1)`: [`DistSpec::Normal`]), *inference* routing (power law, Zipf
+//! α 0.5–2.5) and calibrated-real routing (per-expert marginals of real models,
+//! [`DistSpec::Counts`]).
 
 use crate::trace::DistSpec;
 use serde::Serialize;
@@ -91,7 +93,7 @@ impl Family {
         }
     }
 
-    /// Short label: `mock`, `training share-std:0.032`, `inference zipf:1.5`, `real M/C/L`.
+    /// Short label: `mock uniform`, `training normal:0.032`, `inference zipf:1.5`, `real M/C/L`.
     pub fn label(&self) -> String {
         match &self.dist {
             DistSpec::Counts {
@@ -106,14 +108,14 @@ impl Family {
     }
 }
 
-/// The paper's synthetic families: mock, training std 0.01/0.032/0.05, inference α
+/// The paper's synthetic families: mock, training (normal) std 0.01/0.032/0.05, inference α
 /// 0.5/1.5/2.5.
 pub fn synthetic_families() -> Vec<Family> {
     let mut v = vec![Family::synthetic(FamilyKind::Mock, DistSpec::Uniform)];
     for std in [0.01, 0.032, 0.05] {
         v.push(Family::synthetic(
             FamilyKind::Training,
-            DistSpec::ShareStd { std },
+            DistSpec::Normal { std },
         ));
     }
     for alpha in [0.5, 1.5, 2.5] {
