@@ -21,11 +21,15 @@ pub fn nand2_equivalents(cell: &str) -> Option<f64> {
         "$_MUX_" => 11.2608,                      // mux2_1
         "$_NMUX_" => 10.0096,                     // mux2i_1
         "$_AOI3_" | "$_OAI3_" => 5.0048,          // a21oi_1, o21ai_0
-        "$_AOI4_" | "$_OAI4_" => 7.5072,          // a22oi_1, o22ai_1
+        "$_AOI4_" => 7.5072,                      // a22oi_1
+        "$_OAI4_" => 6.2560,                      // o22ai_1
         "$_DFF_P_" | "$_DFF_N_" => 20.0192,       // dfxtp_1
         "$_DLATCH_P_" | "$_DLATCH_N_" => 15.0144, // dlxtp_1
-        c if c.starts_with("$_DFF_") => 26.2752,  // dfrtp_1 / dfstp_1 (async reset or set)
-        c if c.starts_with("$_DFFE_") && c.len() == 10 => 30.0288, // edfxtp_1
+        // asynchronous reset ($_DFF_PN0_: reset value 0) or set (value 1)
+        c if c.starts_with("$_DFF_") && c.as_bytes().get(8) == Some(&b'1') => 26.2752, // dfstp_1
+        c if c.starts_with("$_DFF_") => 25.0240,                                       // dfrtp_1
+        c if c.starts_with("$_DFFE_") && c.len() == 10 => 30.0288,                     // edfxtp_1
+        c if c.starts_with("$_DFFE_") && c.as_bytes().get(9) == Some(&b'1') => 37.5360, // dfstp_1 + mux2_1
         c if c.starts_with("$_DFFE_") => 36.2848, // dfrtp_1 + mux2_1
         c if c.starts_with("$_SDFF_") => 26.2752, // dfxtp_1 + and2_0
         c if c.starts_with("$_SDFFE_") || c.starts_with("$_SDFFCE_") => 37.5360, // dfxtp_1 + mux2_1 + and2_0
@@ -54,5 +58,12 @@ mod tests {
         );
         assert_eq!(nand2_equivalents("$mem_v2"), None);
         assert!(is_state_bit("$_SDFFE_PP0P_") && !is_state_bit("$_AND_"));
+        // the Liberty's areas: o22ai_1 6.256, dfrtp_1 25.024, dfstp_1 26.2752 µm²
+        let um2 = |c: &str| nand2_equivalents(c).unwrap() * NAND2_UM2;
+        assert!((um2("$_OAI4_") - 6.2560).abs() < 1e-9);
+        assert!((um2("$_DFF_PN0_") - 25.0240).abs() < 1e-9);
+        assert!((um2("$_DFF_PN1_") - 26.2752).abs() < 1e-9);
+        assert!((um2("$_DFFE_PN0P_") - 36.2848).abs() < 1e-9);
+        assert!((um2("$_DFFE_PN1P_") - 37.5360).abs() < 1e-9);
     }
 }
