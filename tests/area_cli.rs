@@ -222,7 +222,9 @@ fn sram_shaped_memories_are_kept_as_macros() {
     assert_eq!(num(ram, "mem_bits"), (126 * 129) as f64, "{ram}");
     assert!(num(ram, "mem_area_um2") > 0.0);
     assert_eq!(num(ram, "flop_storage_bits"), 0.0, "{ram}");
-    assert_eq!(ram["memories"][0]["mapped_to"], "macro");
+    assert_eq!(ram["memories"][0]["mapped_to"], "memory model");
+    // 126 x 129 bits: five 32 x 256 macros cost more than flip-flops
+    assert_eq!(ram["memories"][0]["price"]["choice"], "flip-flops", "{ram}");
 }
 
 /// The pinned Yosys and nextpnr-ecp5 of `tools/setup.sh`, or why a test cannot run; under CI

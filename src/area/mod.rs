@@ -232,25 +232,27 @@ pub struct AreaReport {
     pub seconds: f64,
 }
 
-/// The SRAM model as reported.
+/// The memory model as reported.
 #[derive(Clone, Debug, Serialize)]
 pub struct SramModel {
-    /// Macro.
-    pub r#macro: &'static str,
-    /// Area per bit, µm².
-    pub um2_per_bit: f64,
-    /// Source.
-    pub source: &'static str,
-    /// Fewest words kept as a macro.
+    /// The macros a memory may be tiled with.
+    pub macros: Vec<sram::Macro>,
+    /// Flip-flop storage per bit, µm².
+    pub flop_um2_per_bit: f64,
+    /// How a memory is priced.
+    pub rule: &'static str,
+    /// Fewest words kept out of the standard cells.
     pub min_words: u64,
 }
 
-/// The SRAM model of the report.
+/// The memory model of the report.
 pub fn sram_model() -> SramModel {
     SramModel {
-        r#macro: sram::MACRO,
-        um2_per_bit: sram::um2_per_bit(),
-        source: sram::SOURCE,
+        macros: sram::MACROS.to_vec(),
+        flop_um2_per_bit: sram::FLOP_UM2_PER_BIT,
+        rule: "an SRAM-shaped memory (one write, one registered read port, at least min_words \
+               words) costs the least of its cheapest macro tiling, ceil(width / macro width) x \
+               ceil(words / macro words) macros, and of flip-flops",
         min_words: sram::MIN_WORDS,
     }
 }

@@ -187,13 +187,11 @@ pub fn table(r: &AreaReport) -> String {
         let t = &top.total;
         let _ = writeln!(
             s,
-            "total: {:.3} mm2 standard cells ({:.3} mm2 sequential), {:.3} mm2 SRAM ({} bits at {:.2} um2/bit, {}), {} flip-flop bits",
+            "total: {:.3} mm2 standard cells ({:.3} mm2 sequential), {:.3} mm2 memories by the memory model ({} bits, each the least of a sky130 SRAM macro tiling and flip-flops), {} flip-flop bits",
             t.area_um2 / 1e6,
             t.seq_area_um2 / 1e6,
             t.mem_area_um2 / 1e6,
             t.mem_bits,
-            r.sram_model.um2_per_bit,
-            r.sram_model.r#macro,
             t.flop_storage_bits
         );
     }

@@ -7,6 +7,9 @@ use super::AreaError;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
+/// `Memory::mapped_to` of an SRAM-shaped memory.
+pub const MEMORY_MODEL: &str = "memory model";
+
 /// One inferred memory of a block.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Memory {
@@ -22,8 +25,12 @@ pub struct Memory {
     pub wr_ports: u64,
     /// Whether every read port is synchronous.
     pub sync_read: bool,
-    /// `"macro"` (kept as an SRAM) or `"flops"` (mapped to flip-flops).
+    /// `"memory model"` (SRAM-shaped: kept out of the synthesized cells and priced by the
+    /// memory model, `price`) or `"flops"` (mapped to flip-flops and synthesized).
     pub mapped_to: &'static str,
+    /// The memory model's price (SRAM-shaped memories only): the least of a macro tiling and
+    /// of flip-flops, with the choice.
+    pub price: Option<sram::Price>,
     /// words × width.
     pub bits: u64,
     /// SRAM model area (macros only), µm².
@@ -100,8 +107,10 @@ pub fn parse_memories(dump: &str, kept: &BTreeSet<String>) -> Vec<Memory> {
             m.sync_read = !rd_clk.is_empty() && rd_clk.chars().all(|c| c == '1');
             m.bits = m.words * m.width;
             if kept.contains(&m.name) {
-                m.mapped_to = "macro";
-                m.area_um2 = m.bits as f64 * sram::um2_per_bit();
+                let p = sram::price(m.width, m.words);
+                m.mapped_to = MEMORY_MODEL;
+                m.area_um2 = p.area_um2;
+                m.price = Some(p);
             }
             out.push(m);
         }
@@ -119,6 +128,7 @@ pub fn parse_memories(dump: &str, kept: &BTreeSet<String>) -> Vec<Memory> {
                 wr_ports: 0,
                 sync_read: false,
                 mapped_to: "flops",
+                price: None,
                 bits: 0,
                 area_um2: 0.0,
             });
@@ -258,7 +268,7 @@ pub fn own_figures(f: &BlockFiles) -> Result<Own, AreaError> {
     fig.comb_area_um2 = fig.area_um2 - fig.seq_area_um2;
     fig.ge = fig.area_um2 / cells::NAND2_UM2;
     for m in &own.memories {
-        if m.mapped_to == "macro" {
+        if m.mapped_to == MEMORY_MODEL {
             fig.mem_bits += m.bits;
             fig.mem_area_um2 += m.area_um2;
         } else {
@@ -280,7 +290,7 @@ mod tests {
         let m = parse_memories(DUMP, &kept);
         assert_eq!(m.len(), 2);
         assert_eq!((m[0].words, m[0].width, m[0].bits), (128, 129, 128 * 129));
-        assert!(m[0].sync_read && m[0].mapped_to == "macro" && m[0].area_um2 > 0.0);
+        assert!(m[0].sync_read && m[0].mapped_to == MEMORY_MODEL && m[0].area_um2 > 0.0);
         assert_eq!(
             (m[1].rd_ports, m[1].sync_read, m[1].mapped_to),
             (4, false, "flops")
