@@ -117,9 +117,21 @@ pub struct Model {
     /// Build against the packages of `rtl/` only (a harness of a package).
     #[serde(default)]
     pub packages_only: bool,
+    /// Clock target of synthesis and static timing, MHz (`dysharp area`); default
+    /// [`DEFAULT_CLOCK_MHZ`].
+    #[serde(default)]
+    pub clock_mhz: Option<u32>,
 }
 
+/// The clock target of a model that names none, MHz: 150 MHz at sky130's typical corner.
+pub const DEFAULT_CLOCK_MHZ: u32 = 150;
+
 impl Model {
+    /// The clock target of synthesis and static timing, MHz.
+    pub fn clock_mhz(&self) -> u32 {
+        self.clock_mhz.unwrap_or(DEFAULT_CLOCK_MHZ)
+    }
+
     /// The top module of the model's Verilator builds: `sim_top`, else `top`.
     pub fn sim_top(&self) -> &str {
         self.sim_top.as_deref().unwrap_or(&self.top)

@@ -18,6 +18,20 @@ use std::time::Duration;
 /// Yosys' 4 GiB heap.
 pub const SPLIT_BYTES: u64 = 400_000_000;
 
+/// Cells the Liberty mapping does not use: sky130's low-power cells (`lpflow`, which need
+/// other supplies) and flip-flops with an enable pin (`edf*`: their enable nets would bypass
+/// ABC's buffering; an enable becomes a multiplexer in front of a plain flip-flop, about the
+/// same area).
+pub const MAP_DONT_USE: &str = "-dont_use *lpflow* -dont_use *__edf*";
+
+/// The cell ABC assumes drives each input of the logic it maps (a flip-flop's output or a
+/// block input): sky130's smallest buffer, the drive of a `dfxtp_1`'s output.
+pub const ABC_DRIVING_CELL: &str = "sky130_fd_sc_hd__buf_1";
+
+/// The load ABC assumes on each output of the logic it maps, fF (ABC's unit): about two
+/// flip-flop data pins (`dfxtp_1` D: 1.7 fF) and their wire.
+pub const ABC_LOAD_FF: f64 = 5.0;
+
 /// The flow scripts (`synth/*.ys`), built into the binary.
 pub mod scripts {
     /// Elaboration of one configuration.
@@ -28,6 +42,8 @@ pub mod scripts {
     pub const BLOCK: &str = include_str!("../../synth/block.ys");
     /// Mapping to a Liberty file.
     pub const MAP_LIBERTY: &str = include_str!("../../synth/map_liberty.ys");
+    /// ABC's script of `MAP_LIBERTY` (`{D}`: the delay target in ps).
+    pub const ABC_DELAY: &str = include_str!("../../synth/abc_delay.abc");
     /// Mapping to Yosys' gates for the built-in cell table.
     pub const MAP_BUILTIN: &str = include_str!("../../synth/map_builtin.ys");
     /// One block mapped to AMD/Xilinx 7-series cells (`--target xilinx`, whole design).
@@ -79,6 +95,11 @@ pub struct Flow {
     pub macros: bool,
     /// Write each block's mapped netlist (for static timing).
     pub netlists: bool,
+    /// Clock target of the Liberty mapping, MHz (its delay target: [`Flow::delay_ps`]).
+    pub clock_mhz: f64,
+    /// Map for the clock target with fan-out buffering and sizing (`liberty` has timing
+    /// tables); else for area only.
+    pub for_timing: bool,
     /// Show a progress bar.
     pub progress: bool,
     /// Map each block to AMD/Xilinx 7-series cells with this script
@@ -136,6 +157,7 @@ impl Flow {
             scripts::PRELUDE,
             scripts::BLOCK,
             scripts::MAP_LIBERTY,
+            scripts::ABC_DELAY,
             scripts::MAP_BUILTIN,
             scripts::FLAT,
             scripts::NETLIST,
@@ -156,6 +178,9 @@ impl Flow {
             h = fnv(&len.to_le_bytes(), h);
         }
         h = fnv(&[u8::from(self.macros), u8::from(self.netlists)], h);
+        if self.liberty.is_some() && self.for_timing {
+            h = fnv(&self.delay_ps().to_le_bytes(), h);
+        }
         Ok(format!("target/area/{}-{h:016x}", cfg.name))
     }
 
@@ -308,14 +333,58 @@ impl Flow {
         }
     }
 
+    /// ABC's delay target, ps: the clock period less the clock uncertainty and a flip-flop's
+    /// clock-to-output and setup time ([`super::timing::FLOP_OVERHEAD_NS`]), at least 100 ps.
+    pub fn delay_ps(&self) -> u64 {
+        let period = 1000.0 / self.clock_mhz;
+        let comb = period - super::timing::UNCERTAINTY_NS - super::timing::FLOP_OVERHEAD_NS;
+        (comb * 1000.0).round().max(100.0) as u64
+    }
+
+    /// Writes the ABC script and constraints of the Liberty mapping into `out` (the Yosys
+    /// scripts read them there): [`scripts::ABC_DELAY`] with the delay target, and the drive
+    /// of the inputs and load of the outputs of ABC's logic ([`ABC_DRIVING_CELL`] when the
+    /// Liberty file has it, [`ABC_LOAD_FF`]).
+    pub fn write_abc_files(&self, out: &str) -> Result<(), AreaError> {
+        let (Some(lib), true) = (&self.liberty, self.for_timing) else {
+            return Ok(());
+        };
+        let d = self.delay_ps().to_string();
+        write(
+            &self.root.join(format!("{out}/abc_delay.abc")),
+            &render(scripts::ABC_DELAY, &[("D", &d)]),
+        )?;
+        let has_cell = std::fs::read_to_string(self.root.join(lib))
+            .map(|t| t.contains(&format!("cell (\"{ABC_DRIVING_CELL}\")")))
+            .unwrap_or(false);
+        let mut constr = String::new();
+        if has_cell {
+            constr += &format!("set_driving_cell {ABC_DRIVING_CELL}\n");
+        }
+        constr += &format!("set_load {ABC_LOAD_FF}\n");
+        write(&self.root.join(format!("{out}/abc.constr")), &constr)
+    }
+
     /// The mapping steps for block (or run) `id`: to the Liberty file, else to Yosys' gates.
     fn map_script(&self, id: &str, out: &str, netlist: &str) -> String {
         match &self.liberty {
             Some(l) => render(
                 scripts::MAP_LIBERTY,
                 &[
+                    (
+                        "abc",
+                        &if self.for_timing {
+                            format!(
+                                "abc -liberty {l} {MAP_DONT_USE} -D {} -constr {out}/abc.constr \
+                                 -script {out}/abc_delay.abc",
+                                self.delay_ps()
+                            )
+                        } else {
+                            format!("abc -liberty {l} {MAP_DONT_USE}")
+                        },
+                    ),
                     ("liberty", l),
-                    ("dont_use", "-dont_use *lpflow*"),
+                    ("dont_use", MAP_DONT_USE),
                     ("id", id),
                     ("out", out),
                     ("write_netlist", netlist),
@@ -364,6 +433,7 @@ impl Flow {
         if self.root.join(format!("{out}/flat.done.txt")).is_file() {
             return Ok(());
         }
+        self.write_abc_files(out)?;
         let mut script = render(
             scripts::FLAT,
             &[
@@ -478,6 +548,7 @@ impl Flow {
         split: bool,
     ) -> Result<BTreeMap<String, String>, AreaError> {
         let jobs = jobs.max(1);
+        self.write_abc_files(out)?;
         let mut failed = BTreeMap::new();
         let pb = if self.progress {
             let pb = ProgressBar::new(blocks.len() as u64);

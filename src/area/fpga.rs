@@ -187,10 +187,16 @@ pub fn check_flags(args: &AreaArgs) -> Result<(), AreaError> {
     if args.liberty.is_some() {
         return bad("liberty", "FPGA targets map to the device's cells");
     }
-    if args.timing_liberty.is_some() {
+    if !args.timing_liberty.is_empty() {
         return bad(
             "timing-liberty",
             "FPGA timing comes from nextpnr-ecp5 (ecp5 only)",
+        );
+    }
+    if args.clock_mhz.is_some() {
+        return bad(
+            "clock-mhz",
+            "nextpnr-ecp5 reports the reachable clock (ecp5 only)",
         );
     }
     if args.memories == MemMode::Flops {
@@ -442,6 +448,8 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         liberty: None,
         macros: true,
         netlists: false,
+        for_timing: false,
+        clock_mhz: cfg.clock_mhz,
         progress,
         xilinx: None,
     };

@@ -108,9 +108,16 @@ pub struct AreaArgs {
     /// decompressed). Without it: NAND2 equivalents from the built-in cell table.
     #[arg(long, value_name = "FILE")]
     pub liberty: Option<PathBuf>,
-    /// Liberty file with timing tables for static timing (default: --liberty).
+    /// Liberty file with timing tables for static timing, one per corner (repeatable; .gz is
+    /// decompressed). Each is a corner named `tt`, `ss` or `ff` from its file name: setup is
+    /// checked at tt and ss, hold at ff; the clock target is met or missed at tt (ss is
+    /// reported, never targeted). Default: --liberty, if it has timing tables.
     #[arg(long, value_name = "FILE")]
-    pub timing_liberty: Option<PathBuf>,
+    pub timing_liberty: Vec<PathBuf>,
+    /// Clock target of the mapping and of static timing, MHz (default: the configuration's
+    /// `clock_mhz` in rtl/models.toml, 150 when it names none, and 150 for --rtl).
+    #[arg(long, value_name = "MHZ")]
+    pub clock_mhz: Option<f64>,
     /// Memories: keep SRAM-shaped ones as macros, or map all to flip-flops.
     #[arg(long, value_enum, default_value_t = MemMode::Macros)]
     pub memories: MemMode,
@@ -183,6 +190,9 @@ pub struct BlockReport {
     pub levels: Option<u64>,
     /// Whether synthesis of this block failed (its figures then count nothing of it).
     pub error: Option<String>,
+    /// Sub-blocks (at any depth) that were not synthesized (not selected by `--blocks`, or
+    /// failed): the block's figures do not include them.
+    pub sub_blocks_missing: Vec<String>,
 }
 
 /// `--flat`: the whole configuration synthesized in one piece, against the blocks' sum.
@@ -340,6 +350,78 @@ fn stage_liberty(root: &Path, lib: &Path) -> Result<String, AreaError> {
     Ok(rel)
 }
 
+/// The corners of static timing: each `--timing-liberty` (named tt, ss or ff by its file
+/// name, with timing tables, each corner once), else `--liberty` if it has timing tables (its
+/// corner by its name, tt if it names none), else none.
+fn timing_corners(
+    args: &AreaArgs,
+    root: &Path,
+    liberty: Option<&str>,
+) -> Result<Vec<timing::Corner>, AreaError> {
+    let mut corners: Vec<timing::Corner> = Vec::new();
+    let mut kinds: Vec<(timing::CornerKind, &PathBuf)> = Vec::new();
+    for t in &args.timing_liberty {
+        let kind = timing::CornerKind::of_file(t).ok_or_else(|| AreaError::Flag {
+            flag: "timing-liberty",
+            msg: format!(
+                "{}: its file name names no corner (one of the words tt, ss or ff, as in \
+                 sky130_fd_sc_hd__ss_n40C_1v40.lib)",
+                t.display()
+            ),
+        })?;
+        if let Some((_, other)) = kinds.iter().find(|(k, _)| *k == kind) {
+            return Err(AreaError::Flag {
+                flag: "timing-liberty",
+                msg: format!(
+                    "{} and {} are both corner {}",
+                    other.display(),
+                    t.display(),
+                    kind.name()
+                ),
+            });
+        }
+        kinds.push((kind, t));
+    }
+    for (kind, t) in kinds {
+        if !t.is_file() {
+            return Err(AreaError::Flag {
+                flag: "timing-liberty",
+                msg: format!("{}: no such file", t.display()),
+            });
+        }
+        let staged = root.join(stage_liberty(root, t)?);
+        if !timing::has_timing(&staged) {
+            return Err(AreaError::Flag {
+                flag: "timing-liberty",
+                msg: format!(
+                    "{}: a Liberty file without timing tables (no cell_rise): static timing \
+                     needs the full library",
+                    t.display()
+                ),
+            });
+        }
+        corners.push(timing::Corner {
+            kind,
+            source: t.display().to_string(),
+            liberty: staged,
+        });
+    }
+    if corners.is_empty() {
+        if let (Some(l), Some(src)) = (liberty, &args.liberty) {
+            let staged = root.join(l);
+            if timing::has_timing(&staged) {
+                corners.push(timing::Corner {
+                    kind: timing::CornerKind::of_file(src).unwrap_or(timing::CornerKind::Tt),
+                    source: src.display().to_string(),
+                    liberty: staged,
+                });
+            }
+        }
+    }
+    corners.sort_by_key(|c| c.kind);
+    Ok(corners)
+}
+
 /// Reads one block's outputs.
 fn read_own(
     root: &Path,
@@ -391,18 +473,27 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         Some(l) => Some(stage_liberty(root, l)?),
         None => None,
     };
-    let timing_lib = match (&args.timing_liberty, &liberty) {
-        (Some(t), _) => Some(root.join(stage_liberty(root, t)?)),
-        (None, Some(l)) if timing::has_timing(&root.join(l)) => Some(root.join(l)),
-        _ => None,
-    };
+    let corners = timing_corners(args, root, liberty.as_deref())?;
+    // With timing, blocks are mapped to the first setup corner's Liberty (tt when given: its
+    // cell areas are --liberty's), for delay, with buffering and sizing.
+    let map_lib = corners
+        .iter()
+        .find(|c| c.kind.check() == timing::Check::Setup)
+        .map(|c| {
+            c.liberty
+                .strip_prefix(root)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| c.liberty.display().to_string())
+        });
     let files = plan::sources(root, cfg)?;
     let flow = flow::Flow {
         root: root.to_path_buf(),
         yosys: flow::find_yosys(root)?,
-        liberty: liberty.clone(),
+        for_timing: map_lib.is_some(),
+        liberty: map_lib.or_else(|| liberty.clone()),
         macros: args.memories == MemMode::Macros,
-        netlists: timing_lib.is_some(),
+        netlists: !corners.is_empty(),
+        clock_mhz: cfg.clock_mhz,
         progress: !args.quiet && !args.json,
         xilinx: None,
     };
@@ -437,7 +528,13 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
     let mut owns: Vec<Option<Own>> = Vec::new();
     for b in &all {
         let o = if selected.iter().any(|s| s.id == b.id) && !failed.contains_key(&b.id) {
-            Some(read_own(root, &out, &b.id, liberty.is_some(), &module_set)?)
+            Some(read_own(
+                root,
+                &out,
+                &b.id,
+                flow.liberty.is_some(),
+                &module_set,
+            )?)
         } else {
             None
         };
@@ -460,7 +557,9 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         let blocks_area_um2 = totals.first().map(|t| t.area_um2).unwrap_or(0.0);
         let (figures, error) = match flow.flat(cfg, &files, &out) {
             Ok(_) => (
-                Some(read_own(root, &out, "flat", liberty.is_some(), &BTreeSet::new())?.figures),
+                Some(
+                    read_own(root, &out, "flat", flow.liberty.is_some(), &BTreeSet::new())?.figures,
+                ),
                 None,
             ),
             // a failed flat run is reported beside the blocks, which are kept
@@ -479,23 +578,59 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
     } else {
         None
     };
-    let timing = match &timing_lib {
-        Some(lib) => {
-            match timing::run_sta(root, &out, &all, &owns, lib, &failed, &args.clock, jobs) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    eprintln!("warning: no timing: {e}");
-                    None
-                }
+    let timing = if corners.is_empty() {
+        None
+    } else {
+        match timing::run_sta(
+            root,
+            &out,
+            &all,
+            &owns,
+            &corners,
+            &failed,
+            &args.clock,
+            cfg.clock_mhz,
+            jobs,
+        ) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("warning: no timing: {e}");
+                None
             }
         }
-        None => None,
+    };
+    let synthesized: Vec<bool> = owns.iter().map(Option::is_some).collect();
+    let missing_under = |i: usize| -> Vec<String> {
+        (0..all.len())
+            .filter(|&j| {
+                let mut p = all[j].parent;
+                while let Some(q) = p {
+                    if q == i {
+                        return !synthesized[j];
+                    }
+                    p = all[q].parent;
+                }
+                false
+            })
+            .map(|j| all[j].name.clone())
+            .collect()
+    };
+    // a block's logic depth: its worst setup path at the first setup corner
+    let depth = |name: &str| -> Option<u64> {
+        let t = timing.as_ref()?;
+        let c = t.corners.iter().find(|c| c.worst_setup_ns.is_some())?;
+        t.blocks
+            .iter()
+            .find(|p| p.block == name && p.corner == c.corner)
+            .map(|p| p.levels)
     };
     let blocks = all
         .iter()
         .zip(owns)
         .zip(totals)
-        .map(|((b, o), total)| BlockReport {
+        .enumerate()
+        .map(|(i, ((b, o), total))| BlockReport {
+            sub_blocks_missing: missing_under(i),
             name: b.name.clone(),
             module: b.module.clone(),
             instances: b.instances,
@@ -503,7 +638,10 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             total,
             own: o.as_ref().map(|o| o.figures.clone()).unwrap_or_default(),
             memories: o.as_ref().map(|o| o.memories.clone()).unwrap_or_default(),
-            levels: o.as_ref().and_then(|o| o.levels),
+            levels: o
+                .as_ref()
+                .and_then(|o| o.levels)
+                .or_else(|| o.as_ref().and_then(|_| depth(&b.name))),
             error: failed.get(&b.id).cloned().or_else(|| {
                 (!selected.iter().any(|s| s.id == b.id)).then(|| "not selected".to_string())
             }),
@@ -514,11 +652,15 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         config: cfg.name.clone(),
         params: cfg.params.clone(),
         target: args.target,
-        cell_model: args
-            .liberty
-            .as_ref()
-            .map(|l| l.display().to_string())
-            .unwrap_or_else(|| "builtin".into()),
+        cell_model: match (flow.for_timing, &args.liberty) {
+            (true, _) => corners
+                .iter()
+                .find(|c| c.kind.check() == timing::Check::Setup)
+                .map(|c| format!("{} (mapped for {} MHz, buffered)", c.source, cfg.clock_mhz))
+                .unwrap_or_default(),
+            (false, Some(l)) => l.display().to_string(),
+            (false, None) => "builtin".into(),
+        },
         memories: args.memories,
         sram_model: sram_model(),
         blocks,
@@ -532,10 +674,20 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
 
 /// The configuration to synthesize: `--rtl`/`--top`, else `--config`, with `params`.
 fn resolve(args: &AreaArgs, params: &[String]) -> Result<plan::Config, AreaError> {
-    match &args.top {
-        Some(top) if !args.rtl.is_empty() => plan::external(&args.rtl, top, params),
-        _ => plan::resolve(&args.config, params),
+    let mut cfg = match &args.top {
+        Some(top) if !args.rtl.is_empty() => plan::external(&args.rtl, top, params)?,
+        _ => plan::resolve(&args.config, params)?,
+    };
+    if let Some(f) = args.clock_mhz {
+        if !(f.is_finite() && (1.0..=5000.0).contains(&f)) {
+            return Err(AreaError::Flag {
+                flag: "clock-mhz",
+                msg: format!("{f}: a clock target from 1 to 5000 MHz"),
+            });
+        }
+        cfg.clock_mhz = f;
     }
+    Ok(cfg)
 }
 
 fn run(args: &AreaArgs) -> Result<bool, AreaError> {

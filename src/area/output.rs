@@ -180,6 +180,13 @@ pub fn table(r: &AreaReport) -> String {
         );
         if let Some(e) = &b.error {
             let _ = write!(s, "  [{e}]");
+        } else if !b.sub_blocks_missing.is_empty() {
+            let _ = write!(
+                s,
+                "  [without {} sub-blocks not synthesized: {}]",
+                b.sub_blocks_missing.len(),
+                b.sub_blocks_missing.join(", ")
+            );
         }
         s.push('\n');
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A configuration: a registry model with its parameters after overrides.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Registry name (`default`, `top_p8`, ...).
     pub name: String,
@@ -17,6 +17,9 @@ pub struct Config {
     pub params: BTreeMap<String, i64>,
     /// Another design's sources (`--rtl`), in compile order; empty for the project's RTL.
     pub external: Vec<std::path::PathBuf>,
+    /// Clock target of the mapping and of static timing, MHz (the registry's `clock_mhz`, or
+    /// `--clock-mhz`).
+    pub clock_mhz: f64,
 }
 
 /// A SystemVerilog simple identifier: a letter or `_`, then letters, digits and `_`.
@@ -84,6 +87,7 @@ pub fn external(
         top: top.to_string(),
         params,
         external: files.to_vec(),
+        clock_mhz: f64::from(dysharp_registry::DEFAULT_CLOCK_MHZ),
     })
 }
 
@@ -136,6 +140,7 @@ pub fn resolve(name: &str, overrides: &[String]) -> Result<Config, AreaError> {
         top: model.top.clone(),
         params,
         external: Vec::new(),
+        clock_mhz: f64::from(model.clock_mhz()),
     })
 }
 

@@ -1,45 +1,171 @@
 //! Static timing of each block's mapped netlist with OpenSTA (`sta`, Debian package `opensta`,
-//! installed by tools/setup.sh), and the FPGA targets.
+//! installed by tools/setup.sh), at one or more corners, against the clock target.
+//!
+//! What is timed (docs/area.md, "Timing"): each block's buffered netlist on its own, the
+//! Liberty's wire-load model, a clock uncertainty of [`UNCERTAINTY_NS`], block inputs arriving
+//! at the clock edge from a [`DRIVING_CELL`] and outputs driving [`OUTPUT_LOAD_PF`] due at the
+//! next edge. Memories kept as SRAM macros are removed from the netlist, so paths through them
+//! are not timed, nor are paths across block boundaries beyond that budget; the asynchronous
+//! reset's recovery and removal checks belong to the reset tree of place and route and are not
+//! reported.
 
 use super::plan::Block;
 use super::report::Own;
 use super::AreaError;
 use serde::Serialize;
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Clock period given to STA, ns (fmax comes from the slack, not from this value).
-pub const PERIOD_NS: f64 = 10.0;
+/// Clock uncertainty of setup and hold checks, ns (skew and jitter of a clock tree to come).
+pub const UNCERTAINTY_NS: f64 = 0.3;
 
-/// The critical path of one block.
-#[derive(Clone, Debug, Serialize)]
-pub struct CritPath {
+/// A flip-flop's clock-to-output plus setup time budgeted out of the period when mapping, ns
+/// (sky130_fd_sc_hd__dfxtp_1 at tt: about 0.30 + 0.12).
+pub const FLOP_OVERHEAD_NS: f64 = 0.5;
+
+/// The Liberty wire-load model given to OpenSTA (sky130_fd_sc_hd's default, `Small`: 23 µm
+/// of wire at fan-out 1, 84 µm at 6, 8.4 µm per further fan-out, 0.0142 fF/µm).
+pub const WIRE_LOAD: &str = "Small";
+
+/// The cell that drives every block input in static timing (when the Liberty has it).
+pub const DRIVING_CELL: &str = "sky130_fd_sc_hd__buf_1";
+
+/// The load on every block output in static timing, pF (sky130's unit).
+pub const OUTPUT_LOAD_PF: f64 = 0.005;
+
+/// Paths reported per corner and check: the worst, over all blocks.
+pub const WORST_PATHS: usize = 10;
+
+/// A process corner of a timing Liberty file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CornerKind {
+    /// Typical: setup, the corner the clock target is met at.
+    Tt,
+    /// Slow: setup, reported, never targeted.
+    Ss,
+    /// Fast: hold.
+    Ff,
+}
+
+impl CornerKind {
+    /// The corner a Liberty file is named for: a `tt`, `ss` or `ff` word of its file name
+    /// (`sky130_fd_sc_hd__ss_n40C_1v40.lib.gz` is `ss`).
+    pub fn of_file(path: &Path) -> Option<CornerKind> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        let words: BTreeSet<&str> = name.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+        let found: Vec<CornerKind> = [
+            ("tt", CornerKind::Tt),
+            ("ss", CornerKind::Ss),
+            ("ff", CornerKind::Ff),
+        ]
+        .into_iter()
+        .filter(|(w, _)| words.contains(w))
+        .map(|(_, k)| k)
+        .collect();
+        match found[..] {
+            [k] => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Its name in OpenSTA and in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            CornerKind::Tt => "tt",
+            CornerKind::Ss => "ss",
+            CornerKind::Ff => "ff",
+        }
+    }
+
+    /// The check made at this corner.
+    pub fn check(self) -> Check {
+        match self {
+            CornerKind::Tt | CornerKind::Ss => Check::Setup,
+            CornerKind::Ff => Check::Hold,
+        }
+    }
+}
+
+/// A timing check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Check {
+    /// Data arrives before the next edge (max delay).
+    Setup,
+    /// Data does not change too soon after the same edge (min delay).
+    Hold,
+}
+
+/// One corner to time: its kind and its Liberty file.
+#[derive(Clone, Debug)]
+pub struct Corner {
+    /// tt, ss or ff.
+    pub kind: CornerKind,
+    /// The Liberty file as given.
+    pub source: String,
+    /// Its staged (decompressed) copy.
+    pub liberty: PathBuf,
+}
+
+/// One timed path.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TimedPath {
+    /// Start point: a register (`u_switch/gen_port[0]/u_parser/hs_q[3]`) or a block input.
+    pub from: String,
+    /// End point: a register or a block output.
+    pub to: String,
     /// Block.
     pub block: String,
-    /// Start point (pin or port).
-    pub from: String,
-    /// End point.
-    pub to: String,
     /// Cells on the path (the launching flip-flop included, the capturing one not).
     pub levels: u64,
-    /// Data arrival plus setup, ns.
+    /// Setup: data arrival plus setup time and uncertainty (the shortest period the path
+    /// meets); hold: data arrival. ns.
     pub delay_ns: f64,
-    /// 1 / delay, MHz.
-    pub fmax_mhz: f64,
+    /// Slack against the clock target (negative: missed), ns.
+    pub slack_ns: f64,
+    /// Corner.
+    pub corner: CornerKind,
+    /// Check.
+    pub check: Check,
+}
+
+/// The worst of one corner.
+#[derive(Clone, Debug, Serialize)]
+pub struct CornerReport {
+    /// Corner.
+    pub corner: CornerKind,
+    /// Liberty file as given.
+    pub liberty: String,
+    /// Worst setup slack over every block, ns (setup corners).
+    pub worst_setup_ns: Option<f64>,
+    /// Worst hold slack over every block, ns (the hold corner).
+    pub worst_hold_ns: Option<f64>,
+    /// The clock the worst setup path allows, MHz (setup corners).
+    pub fmax_mhz: Option<f64>,
 }
 
 /// Static timing of a configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct Timing {
-    /// Lowest fmax over the blocks, MHz.
-    pub fmax_mhz: f64,
-    /// The block path that sets it.
-    pub critical_path: CritPath,
-    /// Every block's critical path.
-    pub blocks: Vec<CritPath>,
-    /// Corner.
-    pub corner: String,
+    /// Clock target, MHz.
+    pub target_mhz: f64,
+    /// Whether every block's setup paths meet the target at tt and, with an ff corner, every
+    /// hold check; none without a tt corner.
+    pub meets: Option<bool>,
+    /// Clock uncertainty of every check, ns.
+    pub uncertainty_ns: f64,
+    /// Wire-load model.
+    pub wire_load: String,
+    /// What the figures cover and leave out.
+    pub scope: String,
+    /// Per corner, the worst.
+    pub corners: Vec<CornerReport>,
+    /// The worst [`WORST_PATHS`] paths of each corner's check, worst first.
+    pub paths: Vec<TimedPath>,
+    /// Each block's worst path at each corner.
+    pub blocks: Vec<TimedPath>,
     /// OpenSTA version.
     pub sta_version: String,
     /// Blocks whose timing could not be read, with OpenSTA's first error.
@@ -47,13 +173,43 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// One line for the text report.
+    /// Lines for the text report.
     pub fn summary(&self) -> String {
-        let c = &self.critical_path;
-        format!(
-            "timing ({}): fmax {:.0} MHz, critical path in {}: {} -> {}, {} cells, {:.3} ns",
-            self.corner, self.fmax_mhz, c.block, c.from, c.to, c.levels, c.delay_ns
-        )
+        let verdict = match self.meets {
+            Some(true) => "meets",
+            Some(false) => "misses",
+            None => "not judged (no tt corner)",
+        };
+        let mut s = format!(
+            "timing: target {:.0} MHz, {verdict}; uncertainty {} ns, wire load {}\n",
+            self.target_mhz, self.uncertainty_ns, self.wire_load
+        );
+        for c in &self.corners {
+            let worst = c.worst_setup_ns.or(c.worst_hold_ns);
+            let check = if c.worst_setup_ns.is_some() {
+                "setup"
+            } else {
+                "hold"
+            };
+            s += &format!(
+                "  {} {check}: worst slack {}{}\n",
+                c.corner.name(),
+                worst.map_or("-".into(), |w| format!("{w:.3} ns")),
+                c.fmax_mhz
+                    .map_or(String::new(), |f| format!(", fmax {f:.1} MHz")),
+            );
+            if let Some(p) = self
+                .paths
+                .iter()
+                .find(|p| p.corner == c.corner && p.check == c.corner.check())
+            {
+                s += &format!(
+                    "    {}: {} -> {}, {} cells, {:.3} ns\n",
+                    p.block, p.from, p.to, p.levels, p.delay_ns
+                );
+            }
+        }
+        s
     }
 }
 
@@ -67,18 +223,166 @@ pub fn has_timing(lib: &Path) -> bool {
     String::from_utf8_lossy(&buf[..n]).contains("cell_rise")
 }
 
-/// Parses OpenSTA's `report_checks` output.
-pub fn parse_report(block: &str, text: &str) -> Option<CritPath> {
-    // one section per path group; the clock's, not the reset's recovery check
-    let sections: Vec<&str> = text.split("Startpoint:").skip(1).collect();
-    let pick = sections
-        .iter()
-        .find(|s| s.contains("Path Group: clk"))
-        .or(sections.first())?;
-    parse_section(block, &format!("Startpoint:{pick}"))
+/// The sequential cells of a Liberty file (an `ff` or `latch` group) and their output pins.
+pub fn sequential_cells(liberty: &str) -> BTreeMap<String, Vec<String>> {
+    let quoted = |l: &str| l.split('"').nth(1).map(str::to_string);
+    let mut out = BTreeMap::new();
+    let mut cell: Option<String> = None;
+    let mut seq = false;
+    let mut pin: Option<String> = None;
+    let mut outputs: Vec<String> = Vec::new();
+    let mut flush = |cell: &Option<String>, seq: bool, outputs: &mut Vec<String>| {
+        if let (Some(c), true) = (cell, seq) {
+            out.insert(c.clone(), std::mem::take(outputs));
+        }
+        outputs.clear();
+    };
+    for l in liberty.lines() {
+        let t = l.trim_start();
+        if t.starts_with("cell (") || t.starts_with("cell(") {
+            flush(&cell, seq, &mut outputs);
+            cell = quoted(t).or_else(|| t.split(['(', ')']).nth(1).map(|s| s.trim().to_string()));
+            seq = false;
+            pin = None;
+        } else if t.starts_with("ff (") || t.starts_with("ff(") || t.starts_with("latch") {
+            seq = true;
+        } else if t.starts_with("pin (") || t.starts_with("pin(") {
+            pin = quoted(t).or_else(|| t.split(['(', ')']).nth(1).map(|s| s.trim().to_string()));
+        } else if t.starts_with("direction") && t.contains("output") {
+            if let Some(p) = &pin {
+                outputs.push(p.clone());
+            }
+        }
+    }
+    flush(&cell, seq, &mut outputs);
+    out
 }
 
-fn parse_section(block: &str, text: &str) -> Option<CritPath> {
+/// A netlist net as a reader names it: `\u_x.hs_q [3]` is `u_x.hs_q[3]`.
+fn net_display(expr: &str) -> String {
+    let e = expr.trim();
+    let e = e.strip_prefix('\\').unwrap_or(e);
+    e.replace(" [", "[").replace(' ', "")
+}
+
+/// Whether a netlist net has a name from the RTL (Yosys writes its own as `_123_`).
+fn is_public(net: &str) -> bool {
+    let n = net.trim_start_matches('\\');
+    let numbered = n.len() > 2
+        && n.starts_with('_')
+        && n.ends_with('_')
+        && n[1..n.len() - 1].chars().all(|c| c.is_ascii_digit());
+    let constant = n.starts_with(|c: char| c.is_ascii_digit());
+    !(numbered || constant || n.starts_with('$') || n.is_empty())
+}
+
+/// Renames every flip-flop and latch of a Yosys netlist after the register it holds (the
+/// net on its output: `\hs_q [3]` gives the instance `hs_q_3__reg`, which OpenSTA reports);
+/// returns the netlist and the register each new instance name stands for.
+pub fn name_registers(
+    netlist: &str,
+    seq: &BTreeMap<String, Vec<String>>,
+) -> (String, BTreeMap<String, String>) {
+    let mut names = BTreeMap::new();
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let lines: Vec<&str> = netlist.lines().collect();
+    let mut out = String::with_capacity(netlist.len() + netlist.len() / 8);
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        let t = l.trim();
+        let mut words = t.split_whitespace();
+        let (Some(cell), Some(inst), Some("(")) = (words.next(), words.next(), words.next()) else {
+            out.push_str(l);
+            out.push('\n');
+            i += 1;
+            continue;
+        };
+        let Some(pins) = seq.get(cell) else {
+            out.push_str(l);
+            out.push('\n');
+            i += 1;
+            continue;
+        };
+        // the connections, up to `);`
+        let mut j = i + 1;
+        let mut reg = None;
+        while j < lines.len() && lines[j].trim() != ");" {
+            let c = lines[j].trim().trim_end_matches(',');
+            if let Some((pin, net)) = c
+                .strip_prefix('.')
+                .and_then(|c| c.split_once('('))
+                .map(|(p, n)| (p, n.strip_suffix(')').unwrap_or(n)))
+            {
+                if reg.is_none() && pins.iter().any(|p| p == pin) && is_public(net) {
+                    reg = Some(net_display(net));
+                }
+            }
+            j += 1;
+        }
+        match reg {
+            Some(r) => {
+                let base: String = r
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                let mut name = format!("{base}_reg");
+                let mut k = 1;
+                while used.contains(&name) {
+                    name = format!("{base}_reg{k}");
+                    k += 1;
+                }
+                used.insert(name.clone());
+                let indent = &l[..l.len() - l.trim_start().len()];
+                out.push_str(&format!("{indent}{cell} {name} (\n"));
+                names.insert(name, r);
+            }
+            None => {
+                out.push_str(l);
+                out.push('\n');
+                let _ = inst;
+            }
+        }
+        i += 1;
+    }
+    (out, names)
+}
+
+/// The hierarchy path of a block's representative instance (`dysharp_parser$dysharp_top.
+/// u_switch.gen_port[0].u_parser` is `u_switch/gen_port[0]/u_parser`; the top's is empty).
+pub fn instance_path(rep: &str) -> String {
+    match rep.split_once('$') {
+        Some((_, path)) => {
+            let mut parts: Vec<&str> = path.split('.').collect();
+            if parts.len() > 1 {
+                parts.remove(0);
+            }
+            parts.join("/")
+        }
+        None => String::new(),
+    }
+}
+
+/// One path section of OpenSTA's `report_checks`.
+#[derive(Clone, Debug, PartialEq)]
+struct Section {
+    from: String,
+    to: String,
+    group: String,
+    levels: u64,
+    arrival: f64,
+    required: f64,
+    slack: f64,
+}
+
+fn parse_sections(text: &str) -> Vec<Section> {
+    text.split("Startpoint:")
+        .skip(1)
+        .filter_map(|s| parse_section(&format!("Startpoint:{s}")))
+        .collect()
+}
+
+fn parse_section(text: &str) -> Option<Section> {
     let field = |key: &str| {
         text.lines()
             .find_map(|l| l.trim().strip_prefix(key))
@@ -86,22 +390,24 @@ fn parse_section(block: &str, text: &str) -> Option<CritPath> {
     };
     let from = field("Startpoint:")?;
     let to = field("Endpoint:")?;
+    let group = field("Path Group:").unwrap_or_default();
     let mut arrival = None;
     let mut required = None;
+    let mut slack = None;
     let mut cells: Vec<String> = Vec::new();
     for l in text.lines() {
         let t = l.trim();
+        let first = || {
+            t.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+        };
         if t.ends_with("data arrival time") && arrival.is_none() {
-            arrival = t
-                .split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<f64>().ok());
-        }
-        if t.ends_with("data required time") && required.is_none() {
-            required = t
-                .split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<f64>().ok());
+            arrival = first();
+        } else if t.ends_with("data required time") && required.is_none() {
+            required = first();
+        } else if t.contains("slack (") && slack.is_none() {
+            slack = first();
         }
         if arrival.is_none() {
             // a pin line: "delay time ^ inst/pin (cell)"
@@ -120,24 +426,58 @@ fn parse_section(block: &str, text: &str) -> Option<CritPath> {
             }
         }
     }
-    let arrival = arrival?;
-    let required = required?;
-    // the capturing flip-flop's D pin is the last line; it is not a level
-    let levels = cells.len().saturating_sub(1) as u64;
-    // period - slack = arrival + (period - required): the setup time is inside `required`
-    let delay = arrival + (PERIOD_NS - required);
-    Some(CritPath {
-        block: block.to_string(),
+    Some(Section {
         from,
         to,
-        levels,
-        delay_ns: delay,
-        fmax_mhz: if delay > 0.0 {
-            1000.0 / delay
-        } else {
-            f64::INFINITY
-        },
+        group,
+        // the capturing flip-flop's pin is the last line; it is not a level
+        levels: cells.len().saturating_sub(1) as u64,
+        arrival: arrival?,
+        required: required?,
+        slack: slack?,
     })
+}
+
+/// A report point as a reader names it: a register by its RTL name under the block's
+/// instance path, a port by its name there.
+fn point(name: &str, regs: &BTreeMap<String, String>, path: &str) -> String {
+    let (inst, _pin) = name.rsplit_once('/').unwrap_or((name, ""));
+    let local = regs.get(inst).cloned().unwrap_or_else(|| inst.to_string());
+    if path.is_empty() {
+        local
+    } else {
+        format!("{path}/{local}")
+    }
+}
+
+/// The paths of one block's OpenSTA report at `corner` (its clock group only).
+fn block_paths(
+    block: &Block,
+    text: &str,
+    corner: CornerKind,
+    period: f64,
+    regs: &BTreeMap<String, String>,
+) -> Vec<TimedPath> {
+    let path = instance_path(&block.rep);
+    let check = corner.check();
+    parse_sections(text)
+        .into_iter()
+        .filter(|s| s.group == "clk")
+        .map(|s| TimedPath {
+            from: point(&s.from, regs, &path),
+            to: point(&s.to, regs, &path),
+            block: block.name.clone(),
+            levels: s.levels,
+            delay_ns: match check {
+                // period - slack = arrival + (period - required): setup and uncertainty
+                Check::Setup => s.arrival + (period - s.required),
+                Check::Hold => s.arrival,
+            },
+            slack_ns: s.slack,
+            corner,
+            check,
+        })
+        .collect()
 }
 
 fn sta_version() -> Result<String, AreaError> {
@@ -200,37 +540,56 @@ pub fn plain_netlist(text: &str) -> String {
     out
 }
 
-/// Runs OpenSTA on every synthesized block's netlist, timing the clock input `clock`.
+/// Static timing of the synthesized blocks at every corner, against `target_mhz` on the
+/// clock input `clock`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_sta(
     root: &Path,
     out: &str,
     blocks: &[Block],
     owns: &[Option<Own>],
-    lib: &Path,
+    corners: &[Corner],
     failed: &BTreeMap<String, String>,
     clock: &str,
+    target_mhz: f64,
     jobs: usize,
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
+    let period = 1000.0 / target_mhz;
     let todo: Vec<&Block> = blocks
         .iter()
         .zip(owns)
         .filter(|(b, o)| o.is_some() && !failed.contains_key(&b.id))
         .map(|(b, _)| b)
         .collect();
+    let mut seq = BTreeMap::new();
+    for c in corners {
+        let text = std::fs::read_to_string(&c.liberty).map_err(|e| AreaError::Io {
+            path: c.liberty.display().to_string(),
+            err: e,
+        })?;
+        seq.extend(sequential_cells(&text));
+    }
+    let key = sta_key(corners, clock, period);
     // One OpenSTA process per block whose report is not cached, up to `jobs` at a time (each
-    // reads the Liberty file again: most of its time).
+    // reads the Liberty files again: most of its time).
     let next = std::sync::atomic::AtomicUsize::new(0);
     let first_error: std::sync::Mutex<Option<AreaError>> = std::sync::Mutex::new(None);
+    let results: std::sync::Mutex<BTreeMap<String, BTreeMap<String, String>>> =
+        std::sync::Mutex::new(BTreeMap::new());
     std::thread::scope(|s| {
         for _ in 0..jobs.clamp(1, todo.len().max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(b) = todo.get(i) else { break };
-                if let Err(e) = sta_block(root, out, b, lib, clock) {
-                    first_error.lock().unwrap().get_or_insert(e);
-                    break;
+                match sta_block(root, out, b, corners, &seq, clock, period, &key) {
+                    Ok(regs) => {
+                        results.lock().unwrap().insert(b.id.clone(), regs);
+                    }
+                    Err(e) => {
+                        first_error.lock().unwrap().get_or_insert(e);
+                        break;
+                    }
                 }
             });
         }
@@ -238,73 +597,190 @@ pub fn run_sta(
     if let Some(e) = first_error.into_inner().unwrap() {
         return Err(e);
     }
-    let mut paths = Vec::new();
+    let regs = results.into_inner().unwrap();
+    let mut all: Vec<TimedPath> = Vec::new();
+    let mut per_block: Vec<TimedPath> = Vec::new();
     let mut errors = Vec::new();
     for b in todo {
-        let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
-        let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
-            path: rpt.display().to_string(),
-            err: e,
-        })?;
-        match parse_report(&b.name, &text) {
-            Some(p) => paths.push(p),
-            None => {
-                let why = text
-                    .lines()
-                    .find(|l| l.starts_with("Error"))
-                    .unwrap_or("no path reported");
-                errors.push(format!("{}: {why}", b.name));
+        let no_regs = BTreeMap::new();
+        let names = regs.get(&b.id).unwrap_or(&no_regs);
+        let mut any = false;
+        for c in corners {
+            let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
+            let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
+                path: rpt.display().to_string(),
+                err: e,
+            })?;
+            let paths = block_paths(b, &text, c.kind, period, names);
+            if let Some(e) = text.lines().find(|l| l.starts_with("Error")) {
+                errors.push(format!("{} ({}): {e}", b.name, c.kind.name()));
             }
+            any |= !paths.is_empty();
+            if let Some(w) = paths
+                .iter()
+                .min_by(|a, b| a.slack_ns.total_cmp(&b.slack_ns))
+            {
+                per_block.push(w.clone());
+            }
+            all.extend(paths);
+        }
+        if !any
+            && !errors
+                .iter()
+                .any(|e| e.starts_with(&format!("{} (", b.name)))
+        {
+            // a block without a clocked path (all of it in sub-blocks, or constant)
+            continue;
         }
     }
-    let worst = paths
-        .iter()
-        .min_by(|a, b| a.fmax_mhz.total_cmp(&b.fmax_mhz))
-        .cloned()
-        .ok_or_else(|| AreaError::Tool {
+    all.sort_by(|a, b| a.slack_ns.total_cmp(&b.slack_ns));
+    let mut paths = Vec::new();
+    let mut reports = Vec::new();
+    for c in corners {
+        let of: Vec<&TimedPath> = all.iter().filter(|p| p.corner == c.kind).collect();
+        let worst = of.first().map(|p| p.slack_ns);
+        let (ws, wh) = match c.kind.check() {
+            Check::Setup => (worst, None),
+            Check::Hold => (None, worst),
+        };
+        reports.push(CornerReport {
+            corner: c.kind,
+            liberty: c.source.clone(),
+            worst_setup_ns: ws,
+            worst_hold_ns: wh,
+            fmax_mhz: ws.map(|s| 1000.0 / (period - s).max(1e-6)),
+        });
+        paths.extend(of.into_iter().take(WORST_PATHS).cloned());
+    }
+    if all.is_empty() {
+        return Err(AreaError::Tool {
             tool: "sta".into(),
             msg: format!(
-                "no timing report could be read (see {out}/*.sta.txt): {}",
-                errors.first().map(String::as_str).unwrap_or("")
+                "no timing report could be read (see {out}/*.sta.*.txt): {}",
+                errors
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("no clocked path")
             ),
-        })?;
+        });
+    }
+    let tt = reports.iter().find(|r| r.corner == CornerKind::Tt);
+    let hold_ok = reports
+        .iter()
+        .filter_map(|r| r.worst_hold_ns)
+        .all(|s| s >= 0.0);
+    let meets = tt.map(|t| t.worst_setup_ns.is_none_or(|s| s >= 0.0) && hold_ok);
     Ok(Timing {
-        errors,
-        fmax_mhz: worst.fmax_mhz,
-        critical_path: worst,
-        blocks: paths,
-        corner: "typical (tt, 25 C, 1.80 V) of the timing Liberty".into(),
+        target_mhz,
+        meets,
+        uncertainty_ns: UNCERTAINTY_NS,
+        wire_load: format!("{WIRE_LOAD} (the Liberty's own wire-load model)"),
+        scope: "each block's buffered netlist on its own: inputs arrive at the clock edge from \
+                a sky130_fd_sc_hd__buf_1, outputs drive 5 fF due at the next edge; memories kept \
+                as SRAM macros removed (paths through them not timed); asynchronous reset \
+                recovery and removal not reported"
+            .into(),
+        corners: reports,
+        paths,
+        blocks: per_block,
         sta_version: version,
+        errors,
     })
 }
 
-/// Static timing of one block's netlist (`<id>.sta.txt`), unless a readable report is there.
-fn sta_block(root: &Path, out: &str, b: &Block, lib: &Path, clock: &str) -> Result<(), AreaError> {
-    let rpt = root.join(format!("{out}/{}.sta.txt", b.id));
-    let cached = std::fs::read_to_string(&rpt)
-        .ok()
-        .and_then(|t| parse_report(&b.name, &t));
-    if cached.is_some() {
-        return Ok(());
+/// What a block's cached reports depend on besides its netlist.
+fn sta_key(corners: &[Corner], clock: &str, period: f64) -> String {
+    let mut k = format!("clock {clock} period {period:.6} uncertainty {UNCERTAINTY_NS}");
+    for c in corners {
+        k += &format!(" {}={}", c.kind.name(), c.liberty.display());
     }
+    k
+}
+
+/// Static timing of one block's netlist at every corner (`<id>.sta.<corner>.txt`), unless
+/// reports of the same settings are there; returns the register names of its flip-flops.
+#[allow(clippy::too_many_arguments)]
+fn sta_block(
+    root: &Path,
+    out: &str,
+    b: &Block,
+    corners: &[Corner],
+    seq: &BTreeMap<String, Vec<String>>,
+    clock: &str,
+    period: f64,
+    key: &str,
+) -> Result<BTreeMap<String, String>, AreaError> {
     let mut text = String::new();
     for suffix in ["bb.v", "v"] {
         let src = root.join(format!("{out}/{}.{suffix}", b.id));
         text += &std::fs::read_to_string(&src).unwrap_or_default();
     }
+    let (named, regs) = name_registers(&text, seq);
+    let stamp = root.join(format!("{out}/{}.sta.key", b.id));
+    if std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
+        && corners.iter().all(|c| {
+            root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()))
+                .is_file()
+        })
+    {
+        return Ok(regs);
+    }
     let netlist = root.join(format!("{out}/{}.sta.v", b.id));
-    super::flow::write(&netlist, &plain_netlist(&text))?;
-    let tcl = format!(
-        "read_liberty {lib}\nread_verilog {netlist}\nlink_design {{{top}}}\n\
-         set clk [get_ports {clock}]\n\
-         create_clock -name clk -period {PERIOD_NS} $clk\n\
-         set_input_delay 0 -clock clk [delete_from_list [all_inputs] $clk]\n\
-         set_output_delay 0 -clock clk [all_outputs]\n\
-         report_checks -path_delay max -digits 3\nexit\n",
-        lib = lib.display(),
+    super::flow::write(&netlist, &plain_netlist(&named))?;
+    let names: Vec<&str> = corners.iter().map(|c| c.kind.name()).collect();
+    let mut tcl = format!("define_corners {}\n", names.join(" "));
+    for c in corners {
+        tcl += &format!(
+            "read_liberty -corner {} {{{}}}\n",
+            c.kind.name(),
+            c.liberty.display()
+        );
+    }
+    let has_driver = seq.is_empty()
+        || std::fs::read_to_string(&corners[0].liberty)
+            .is_ok_and(|t| t.contains(&format!("cell (\"{DRIVING_CELL}\")")));
+    tcl += &format!(
+        "read_verilog {{{netlist}}}\nlink_design {{{top}}}\n\
+         catch {{set_wire_load_model -name {WIRE_LOAD}}}\n\
+         set clk_port [get_ports -quiet {{{clock}}}]\n\
+         if {{[llength $clk_port]}} {{\n\
+           create_clock -name clk -period {period:.6} $clk_port\n\
+           set data_in [delete_from_list [all_inputs] $clk_port]\n\
+         }} else {{\n\
+           create_clock -name clk -period {period:.6}\n\
+           set data_in [all_inputs]\n\
+         }}\n\
+         set_clock_uncertainty {UNCERTAINTY_NS} [get_clocks clk]\n\
+         {driver}\
+         set_load {OUTPUT_LOAD_PF} [all_outputs]\n\
+         set_input_delay 0 -clock clk $data_in\n\
+         set_output_delay 0 -clock clk [all_outputs]\n",
         netlist = netlist.display(),
         top = sta_module(&b.rep),
+        driver = if has_driver {
+            format!("set_driving_cell -lib_cell {DRIVING_CELL} $data_in\n")
+        } else {
+            String::new()
+        },
     );
+    for c in corners {
+        let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
+        // hold between registers only: a block input's hold depends on the block driving it
+        let (delay, scope) = match c.kind.check() {
+            Check::Setup => ("max", ""),
+            Check::Hold => (
+                "min",
+                "-from [all_registers -clock_pins] -to [all_registers -data_pins] ",
+            ),
+        };
+        tcl += &format!(
+            "report_checks -corner {} -path_delay {delay} {scope}-path_group clk \
+             -group_count {WORST_PATHS} -endpoint_count 1 -digits 3 > {{{}}}\n",
+            c.kind.name(),
+            rpt.display()
+        );
+    }
+    tcl += "exit\n";
     let script = root.join(format!("{out}/{}.sta.tcl", b.id));
     super::flow::write(&script, &tcl)?;
     let res = Command::new("sta")
@@ -316,9 +792,18 @@ fn sta_block(root: &Path, out: &str, b: &Block, lib: &Path, clock: &str) -> Resu
             tool: "sta".into(),
             msg: e.to_string(),
         })?;
-    let text =
+    let log =
         String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
-    super::flow::write(&rpt, &text)
+    super::flow::write(&root.join(format!("{out}/{}.sta.log", b.id)), &log)?;
+    // a report that OpenSTA did not write (an error before it) carries the log instead
+    for c in corners {
+        let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
+        if !rpt.is_file() {
+            super::flow::write(&rpt, &log)?;
+        }
+    }
+    super::flow::write(&stamp, key)?;
+    Ok(regs)
 }
 
 #[cfg(test)]
@@ -335,20 +820,69 @@ mod tests {
         );
         let net = plain_netlist("module \\dysharp_hub$dysharp_top.gen_hub[0].u_hub (a);");
         assert!(net.contains(&sta_module("dysharp_hub$dysharp_top.gen_hub[0].u_hub")));
-    }
-
-    #[test]
-    fn parses_a_path() {
-        let r = "Startpoint: rst_ni (input port)\nPath Group: **async_default**\n  0.002 0.002 ^ x/RESET_B (sky130_fd_sc_hd__dfrtp_1)\n 0.002 data arrival time\n 10.2 data required time\nStartpoint: a_q_reg (rising edge-triggered flip-flop clocked by clk)\nEndpoint: b_q_reg (rising edge-triggered flip-flop clocked by clk)\nPath Group: clk\n\n  0.000 0.000 clock clk (rise edge)\n  0.300 0.300 ^ a_q_reg/Q (sky130_fd_sc_hd__dfxtp_1)\n  0.100 0.400 v g1/Y (sky130_fd_sc_hd__nand2_1)\n  0.100 0.500 ^ g2/Y (sky130_fd_sc_hd__inv_1)\n  0.000 0.500 ^ b_q_reg/D (sky130_fd_sc_hd__dfxtp_1)\n        0.500   data arrival time\n\n 10.000 10.000 clock clk (rise edge)\n -0.100  9.900 library setup time\n         9.900   data required time\n";
-        let p = parse_report("b", r).unwrap();
-        assert_eq!(
-            (p.from.as_str(), p.to.as_str(), p.levels),
-            ("a_q_reg", "b_q_reg", 3)
-        );
-        assert!((p.delay_ns - 0.6).abs() < 1e-9);
         assert_eq!(
             plain_netlist("module \\a$b[0].c (x);\n  \\q.r  y;"),
             "module e_a_b_0__c (x);\n  e_q_r  y;"
         );
+    }
+
+    #[test]
+    fn corners_are_named_by_their_files() {
+        let k = |f: &str| CornerKind::of_file(Path::new(f));
+        assert_eq!(
+            k("x/sky130_fd_sc_hd__tt_025C_1v80.lib"),
+            Some(CornerKind::Tt)
+        );
+        assert_eq!(
+            k("sky130_fd_sc_hd__ss_n40C_1v40.lib.gz"),
+            Some(CornerKind::Ss)
+        );
+        assert_eq!(k("sky130_fd_sc_hd__ff_100C_1v95.lib"), Some(CornerKind::Ff));
+        assert_eq!(k("typical.lib"), None);
+        assert_eq!(k("tt_ss.lib"), None);
+        assert_eq!(CornerKind::Ff.check(), Check::Hold);
+    }
+
+    #[test]
+    fn registers_are_named_after_their_outputs() {
+        let lib = "cell (\"x__dfxtp_1\") {\n pin (\"CLK\") {\n direction : \"input\";\n }\n ff (\"IQ\", \"IQ_N\") {\n }\n pin (\"Q\") {\n direction : \"output\";\n }\n}\ncell (\"x__inv_1\") {\n pin (\"Y\") {\n direction : \"output\";\n }\n}\n";
+        let seq = sequential_cells(lib);
+        assert_eq!(seq.len(), 1);
+        assert_eq!(seq["x__dfxtp_1"], vec!["Q".to_string()]);
+        let net = "  x__dfxtp_1 _12_ (\n    .CLK(clk_i),\n    .D(_03_),\n    .Q(\\u_a.hs_q [3])\n  );\n  x__dfxtp_1 _13_ (\n    .CLK(clk_i),\n    .D(_04_),\n    .Q(_05_)\n  );\n  x__inv_1 _14_ (\n    .A(_05_),\n    .Y(y)\n  );\n";
+        let (text, regs) = name_registers(net, &seq);
+        assert!(text.contains("x__dfxtp_1 u_a_hs_q_3__reg ("), "{text}");
+        assert!(text.contains("x__dfxtp_1 _13_ ("), "{text}");
+        assert!(text.contains("x__inv_1 _14_ ("), "{text}");
+        assert_eq!(regs["u_a_hs_q_3__reg"], "u_a.hs_q[3]");
+        assert_eq!(
+            instance_path("dysharp_parser$dysharp_top.u_switch.gen_port[0].u_parser"),
+            "u_switch/gen_port[0]/u_parser"
+        );
+        assert_eq!(instance_path("dysharp_top"), "");
+    }
+
+    #[test]
+    fn parses_paths() {
+        let r = "Startpoint: rst_ni (input port)\nPath Group: **async_default**\n  0.002 0.002 ^ x/RESET_B (sky130_fd_sc_hd__dfrtp_1)\n 0.002 data arrival time\n 10.2 data required time\n 10.2 slack (MET)\nStartpoint: a_q_reg (rising edge-triggered flip-flop clocked by clk)\nEndpoint: b_q_reg (rising edge-triggered flip-flop clocked by clk)\nPath Group: clk\n\n  0.000 0.000 clock clk (rise edge)\n  0.300 0.300 ^ a_q_reg/Q (sky130_fd_sc_hd__dfxtp_1)\n  0.100 0.400 v g1/Y (sky130_fd_sc_hd__nand2_1)\n  0.100 0.500 ^ g2/Y (sky130_fd_sc_hd__inv_1)\n  0.000 0.500 ^ b_q_reg/D (sky130_fd_sc_hd__dfxtp_1)\n        0.500   data arrival time\n\n 10.000 10.000 clock clk (rise edge)\n -0.300  9.700 clock uncertainty\n -0.100  9.600 library setup time\n         9.600   data required time\n  9.100 slack (MET)\n";
+        let b = Block {
+            id: "b01".into(),
+            name: "switch.parser".into(),
+            module: "p".into(),
+            rep: "p$top.u_switch.gen_port[0].u_parser".into(),
+            path: String::new(),
+            instances: 1,
+            parent: None,
+        };
+        let regs = BTreeMap::from([("a_q_reg".to_string(), "a_q".to_string())]);
+        let p = block_paths(&b, r, CornerKind::Tt, 10.0, &regs);
+        assert_eq!(p.len(), 1, "only the clock group: {p:?}");
+        let p = &p[0];
+        assert_eq!(p.from, "u_switch/gen_port[0]/u_parser/a_q");
+        assert_eq!(p.to, "u_switch/gen_port[0]/u_parser/b_q_reg");
+        assert_eq!(p.levels, 3);
+        assert!((p.delay_ns - 0.9).abs() < 1e-9, "{}", p.delay_ns);
+        assert!((p.slack_ns - 9.1).abs() < 1e-9);
+        assert_eq!((p.corner, p.check), (CornerKind::Tt, Check::Setup));
     }
 }

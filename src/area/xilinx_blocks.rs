@@ -86,6 +86,8 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         liberty: None,
         macros: true,
         netlists: false,
+        for_timing: false,
+        clock_mhz: cfg.clock_mhz,
         progress,
         xilinx: Some(flow::scripts::XILINX_BLOCK),
     };
