@@ -104,6 +104,7 @@ pub fn rtl_summary(r: &RtlReplayReport) -> String {
         r.shape.experts,
         r.shape.ep
     );
+    let _ = writeln!(s, "  injection order: {}", r.inject);
     for (name, ph) in [("dispatch", &r.dispatch), ("combine", &r.combine)] {
         let (du, dd) = ph.traffic.payload_totals();
         let (bu, bd) = ph.traffic.baseline_payload_totals();

@@ -284,7 +284,7 @@ pub fn replay(
     hidden: usize,
     dtype: &str,
     engine: &str,
-    inject: &str,
+    inject: Option<&str>,
     seed: u64,
     inline_scoreboard: bool,
     json_out: bool,
@@ -293,13 +293,16 @@ pub fn replay(
         flag: "dtype",
         msg: format!("{e}"),
     })?;
-    if inject != "token" && inject != "chunk" {
-        return Err(CliError::Flag {
-            flag: "inject",
-            msg: format!("`{inject}` is not an injection order; orders: token, chunk"),
-        });
-    }
-    if inject != "token" && engine != "rtl" {
+    #[cfg(feature = "rtl")]
+    let order: Option<InjectOrder> =
+        inject
+            .map(str::parse)
+            .transpose()
+            .map_err(|msg| CliError::Flag {
+                flag: "inject",
+                msg,
+            })?;
+    if inject.is_some() && engine != "rtl" {
         return Err(CliError::Flag {
             flag: "inject",
             msg: "only the rtl engine takes an injection order (the golden engine's accounting does not depend on it)".into(),
@@ -329,8 +332,14 @@ pub fn replay(
     if engine == "rtl" {
         #[cfg(feature = "rtl")]
         {
-            let order: InjectOrder = inject.parse().expect("checked above");
-            let report = run_rtl(&tokens, topk, &opts, order, seed, inline_scoreboard)?;
+            let report = run_rtl(
+                &tokens,
+                topk,
+                &opts,
+                order.unwrap_or_default(),
+                seed,
+                inline_scoreboard,
+            )?;
             if json_out {
                 outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
             } else {

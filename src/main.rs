@@ -125,10 +125,12 @@ enum Command {
         /// checked against the golden model; EP 4, 8 or 16; not in a golden-only build).
         #[arg(long, default_value = "golden")]
         engine: String,
-        /// Order in which each SM injects its packets (rtl engine): token (all chunks of a
-        /// token, then the next) or chunk (chunk 0 of every token, then chunk 1, ...).
-        #[arg(long, default_value = "token")]
-        inject: String,
+        /// Order in which each GPU injects its packets (rtl engine): interleave:W (W tokens'
+        /// rows in flight, chunk 0 of each, then chunk 1, ..., then the next W tokens; as W SMs
+        /// sending different tokens would), token (all chunks of a token, then the next) or
+        /// chunk (chunk 0 of every token, then chunk 1, ...) [default: interleave:32].
+        #[arg(long)]
+        inject: Option<String>,
         /// Seed of the token data.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -234,7 +236,7 @@ fn main() -> ExitCode {
             hidden,
             &dtype,
             &engine,
-            &inject,
+            inject.as_deref(),
             seed,
             inline_scoreboard,
             json,

@@ -71,6 +71,8 @@ pub struct RtlReplayReport {
     pub cycles_per_second: f64,
     /// Whether the scoreboard ran on a thread of its own ([`crate::tb::BenchConfig::check_thread`]).
     pub check_thread: bool,
+    /// The injection order (`--inject`).
+    pub inject: String,
 }
 
 /// What one replay phase returns: (cycles, packets, counters before, counters after).
@@ -198,26 +200,86 @@ pub struct Progress {
     pub lower_bound: u64,
 }
 
+/// Rows a GPU has in flight by default (`--inject interleave:32`).
+pub const DEFAULT_ROWS: usize = 32;
+
 /// The order in which each SM injects its packets of a phase.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InjectOrder {
     /// Token by token: all chunks of a token, then the next token (a row at a time).
-    #[default]
     Token,
-    /// Chunk by chunk: chunk 0 of every token of the SM, then chunk 1, ... (rows
-    /// interleaved, so consecutive packets of an SM go to different target sets).
+    /// Chunk by chunk: chunk 0 of every token of the SM, then chunk 1, ... (every row of the
+    /// phase interleaved, so consecutive packets of an SM go to different target sets).
     Chunk,
+    /// `interleave:W` (the default, W = [`DEFAULT_ROWS`]): each GPU sends its tokens `W` at a
+    /// time, as `W` SMs (or warps) each sending a different token's row would: chunk 0 of
+    /// tokens `1..=W`, chunk 1 of the same tokens, ..., then the next `W` tokens.
+    Interleave(usize),
+}
+
+impl Default for InjectOrder {
+    fn default() -> Self {
+        InjectOrder::Interleave(DEFAULT_ROWS)
+    }
+}
+
+impl InjectOrder {
+    /// The accepted forms, for messages.
+    pub const FORMS: &'static str =
+        "interleave:W (W rows in flight per GPU; the default is interleave:32), token, chunk";
+
+    /// The order as `--inject` spells it.
+    pub fn name(self) -> String {
+        match self {
+            InjectOrder::Token => "token".into(),
+            InjectOrder::Chunk => "chunk".into(),
+            InjectOrder::Interleave(w) => format!("interleave:{w}"),
+        }
+    }
+
+    /// The packets of one source in injection order, as (token position in `tokens`, chunk):
+    /// `tokens` are the positions of the source's sending tokens, in token order.
+    pub fn sequence(self, tokens: &[usize], chunks: usize) -> Vec<(usize, usize)> {
+        let w = match self {
+            InjectOrder::Token => 1,
+            InjectOrder::Chunk => tokens.len().max(1),
+            InjectOrder::Interleave(w) => w.max(1),
+        };
+        let mut out = Vec::with_capacity(tokens.len() * chunks);
+        for group in tokens.chunks(w) {
+            for c in 0..chunks {
+                out.extend(group.iter().map(|&t| (t, c)));
+            }
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for InjectOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
 }
 
 impl std::str::FromStr for InjectOrder {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "`{s}` is not an injection order; orders: {}",
+                InjectOrder::FORMS
+            )
+        };
         match s {
             "token" => Ok(Self::Token),
             "chunk" => Ok(Self::Chunk),
-            _ => Err(format!(
-                "`{s}` is not an injection order; orders: token, chunk"
-            )),
+            _ => {
+                let w = s.strip_prefix("interleave:").ok_or_else(bad)?;
+                match w.parse::<usize>() {
+                    Ok(w) if w >= 1 => Ok(Self::Interleave(w)),
+                    _ => Err(bad()),
+                }
+            }
         }
     }
 }
@@ -296,22 +358,16 @@ pub fn replay_rtl(
                 .map(|t| (t, t.remote(epp_model)))
                 .filter(|(_, r)| !r.is_empty())
                 .collect();
-            match order {
-                InjectOrder::Token => {
-                    for (t, remote) in &sent {
-                        for (c, &len) in chunks.iter().enumerate() {
-                            b.push(t.src, &make(t, remote, c, len));
-                            packets += 1;
-                        }
-                    }
-                }
-                InjectOrder::Chunk => {
-                    for (c, &len) in chunks.iter().enumerate() {
-                        for (t, remote) in &sent {
-                            b.push(t.src, &make(t, remote, c, len));
-                            packets += 1;
-                        }
-                    }
+            let ports = sent.iter().map(|(t, _)| t.src + 1).max().unwrap_or(0);
+            let mut by_src: Vec<Vec<usize>> = vec![Vec::new(); ports];
+            for (i, (t, _)) in sent.iter().enumerate() {
+                by_src[t.src].push(i);
+            }
+            for src in &by_src {
+                for (i, c) in order.sequence(src, chunks.len()) {
+                    let (t, remote) = &sent[i];
+                    b.push(t.src, &make(t, remote, c, chunks[c]));
+                    packets += 1;
                 }
             }
             let c0 = b.cycles();
@@ -385,5 +441,70 @@ pub fn replay_rtl(
         zero_load_latency: latency,
         cycles_per_second: (dc + cc) as f64 / secs.max(1e-9),
         check_thread,
+        inject: order.name(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InjectOrder;
+
+    #[test]
+    fn injection_orders() {
+        let toks = [0, 1, 2, 3, 4];
+        let seq = |o: InjectOrder| o.sequence(&toks, 2);
+        assert_eq!(
+            seq(InjectOrder::Token),
+            vec![
+                (0, 0),
+                (0, 1),
+                (1, 0),
+                (1, 1),
+                (2, 0),
+                (2, 1),
+                (3, 0),
+                (3, 1),
+                (4, 0),
+                (4, 1)
+            ]
+        );
+        assert_eq!(
+            seq(InjectOrder::Chunk),
+            vec![
+                (0, 0),
+                (1, 0),
+                (2, 0),
+                (3, 0),
+                (4, 0),
+                (0, 1),
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (4, 1)
+            ]
+        );
+        assert_eq!(
+            seq(InjectOrder::Interleave(2)),
+            vec![
+                (0, 0),
+                (1, 0),
+                (0, 1),
+                (1, 1),
+                (2, 0),
+                (3, 0),
+                (2, 1),
+                (3, 1),
+                (4, 0),
+                (4, 1)
+            ]
+        );
+        assert_eq!(InjectOrder::default(), InjectOrder::Interleave(32));
+        for s in ["token", "chunk", "interleave:7"] {
+            assert_eq!(s.parse::<InjectOrder>().unwrap().to_string(), s);
+        }
+        for bad in ["interleave:0", "interleave:x", "interleave", "sideways"] {
+            let e = bad.parse::<InjectOrder>().unwrap_err();
+            assert!(e.contains(bad) && e.contains("interleave:W"), "{e}");
+        }
+    }
 }
