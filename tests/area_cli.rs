@@ -200,6 +200,7 @@ fn a_high_fanout_enable_is_buffered_and_timed_at_three_corners() {
             );
         }
     }
+    assert_eq!(t["linked"], true, "{t}");
     let worst = &paths[0];
     assert_eq!(
         worst["from"], "en_q",
@@ -208,6 +209,70 @@ fn a_high_fanout_enable_is_buffered_and_timed_at_three_corners() {
     assert!(worst["to"].as_str().unwrap().starts_with("q_o["), "{worst}");
     // the buffer tree is in the netlist and in the area
     assert!(num(block(&v, "fanout"), "cells") > 2.0 * 2048.0, "{v}");
+}
+
+/// The whole design is timed linked from its blocks: an accumulator whose adder is a
+/// sub-block has a register-to-register path through the adder, which neither block has on
+/// its own.
+#[test]
+fn paths_across_block_boundaries_are_timed() {
+    let Some(libs) = timing_corners() else {
+        eprintln!("skipped: no ../shared/pdk");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("dysharp-area-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let add = dir.join("lk_add.sv");
+    let top = dir.join("lk_acc.sv");
+    std::fs::write(
+        &add,
+        "module lk_add #(parameter int W = 8) (input logic [W-1:0] a_i, b_i, \
+         output logic [W-1:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &top,
+        "module lk_acc #(parameter int W = 8) (input logic clk_i, rst_ni, \
+         input logic [W-1:0] d_i, output logic [W-1:0] q_o);\n\
+         logic [W-1:0] s;\n\
+         lk_add #(.W(W)) u_add (.a_i(q_o), .b_i(d_i), .s_o(s));\n\
+         always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) q_o <= '0; else q_o <= s;\n\
+         endmodule\n",
+    )
+    .unwrap();
+    let files = format!("{},{}", add.display(), top.display());
+    let tt = libs[0].display().to_string();
+    let o = dysharp(&[
+        "area",
+        "--rtl",
+        &files,
+        "--top",
+        "lk_acc",
+        "--param",
+        "W=32",
+        "--timing-liberty",
+        &tt,
+        "--json",
+        "--quiet",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let t = &v["timing"];
+    assert_eq!(t["linked"], true, "{t}");
+    let worst = &t["paths"][0];
+    assert!(
+        worst["from"].as_str().unwrap().starts_with("q_o[")
+            && worst["to"].as_str().unwrap().starts_with("q_o["),
+        "the accumulator's loop through the adder: {worst}"
+    );
+    // the adder's own port-to-port path, and the top's (cut at the adder), are shorter
+    for b in t["blocks"].as_array().unwrap() {
+        assert!(
+            num(b, "levels") < num(worst, "levels"),
+            "{b} against the linked {worst}"
+        );
+    }
 }
 
 fn num(v: &serde_json::Value, k: &str) -> f64 {

@@ -152,13 +152,19 @@ impl Flow {
         for (k, v) in &cfg.params {
             h = fnv(format!("{k}={v};").as_bytes(), h);
         }
+        // the mapping scripts of this run's mode only
+        let mapping: &[&str] = match (&self.liberty, self.for_timing) {
+            (Some(_), true) => &[scripts::MAP_LIBERTY, scripts::ABC_DELAY],
+            (Some(_), false) => &[scripts::MAP_LIBERTY],
+            (None, _) => &[scripts::MAP_BUILTIN],
+        };
+        for s in mapping {
+            h = fnv(s.as_bytes(), h);
+        }
         for s in [
             scripts::ELAB,
             scripts::PRELUDE,
             scripts::BLOCK,
-            scripts::MAP_LIBERTY,
-            scripts::ABC_DELAY,
-            scripts::MAP_BUILTIN,
             scripts::FLAT,
             scripts::NETLIST,
             scripts::SPLIT,

@@ -9,6 +9,7 @@
 pub mod cells;
 pub mod flow;
 pub mod fpga;
+pub mod linked;
 pub mod output;
 pub mod plan;
 pub mod report;
@@ -591,6 +592,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             &args.clock,
             cfg.clock_mhz,
             jobs,
+            &modules,
         ) {
             Ok(t) => Some(t),
             Err(e) => {

@@ -253,6 +253,12 @@ fn display_name(path: &str, top: &str) -> String {
     }
 }
 
+/// The block (its [`Block::path`]) an elaborated module belongs to: its instance path with
+/// generate indices replaced by `*`.
+pub fn block_path(module: &str) -> String {
+    normalize(split(module).1)
+}
+
 /// Groups the elaborated modules into blocks: the top first, then depth-first in path order.
 pub fn blocks(modules: &[String], top: &str) -> Vec<Block> {
     // path -> module name, for every instance

@@ -164,8 +164,13 @@ pub struct Timing {
     pub corners: Vec<CornerReport>,
     /// The worst [`WORST_PATHS`] paths of each corner's check, worst first.
     pub paths: Vec<TimedPath>,
-    /// Each block's worst path at each corner.
+    /// Each block's worst path at each corner (each block timed on its own).
     pub blocks: Vec<TimedPath>,
+    /// Whether `corners` and `paths` come from the whole design linked from the blocks'
+    /// netlists (paths across block boundaries included), else from the blocks on their own.
+    pub linked: bool,
+    /// Why the design was not linked (not every block synthesized, or OpenSTA's error).
+    pub linked_error: Option<String>,
     /// OpenSTA version.
     pub sta_version: String,
     /// Blocks whose timing could not be read, with OpenSTA's first error.
@@ -180,8 +185,13 @@ impl Timing {
             Some(false) => "misses",
             None => "not judged (no tt corner)",
         };
+        let how = match (&self.linked, &self.linked_error) {
+            (true, _) => "the whole design linked".to_string(),
+            (false, Some(e)) => format!("blocks on their own ({e})"),
+            (false, None) => "blocks on their own".to_string(),
+        };
         let mut s = format!(
-            "timing: target {:.0} MHz, {verdict}; uncertainty {} ns, wire load {}\n",
+            "timing: target {:.0} MHz, {verdict}; {how}; uncertainty {} ns, wire load {}\n",
             self.target_mhz, self.uncertainty_ns, self.wire_load
         );
         for c in &self.corners {
@@ -365,17 +375,17 @@ pub fn instance_path(rep: &str) -> String {
 
 /// One path section of OpenSTA's `report_checks`.
 #[derive(Clone, Debug, PartialEq)]
-struct Section {
-    from: String,
-    to: String,
-    group: String,
-    levels: u64,
-    arrival: f64,
-    required: f64,
-    slack: f64,
+pub(crate) struct Section {
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) group: String,
+    pub(crate) levels: u64,
+    pub(crate) arrival: f64,
+    pub(crate) required: f64,
+    pub(crate) slack: f64,
 }
 
-fn parse_sections(text: &str) -> Vec<Section> {
+pub(crate) fn parse_sections(text: &str) -> Vec<Section> {
     text.split("Startpoint:")
         .skip(1)
         .filter_map(|s| parse_section(&format!("Startpoint:{s}")))
@@ -480,7 +490,7 @@ fn block_paths(
         .collect()
 }
 
-fn sta_version() -> Result<String, AreaError> {
+pub(crate) fn sta_version() -> Result<String, AreaError> {
     let out = Command::new("sta")
         .arg("-version")
         .output()
@@ -527,13 +537,23 @@ pub fn sta_module(module: &str) -> String {
 
 /// Rewrites every escaped identifier of a Yosys netlist with [`plain`].
 pub fn plain_netlist(text: &str) -> String {
+    plain_netlist_names(text, None)
+}
+
+/// [`plain_netlist`], recording in `names` the identifier each plain one stands for.
+pub fn plain_netlist_names(text: &str, mut names: Option<&mut BTreeMap<String, String>>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('\\') {
         out.push_str(&rest[..i]);
         let tail = &rest[i + 1..];
         let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
-        out.push_str(&plain(&tail[..end]));
+        let p = plain(&tail[..end]);
+        if let Some(n) = names.as_deref_mut() {
+            n.entry(p.clone())
+                .or_insert_with(|| tail[..end].to_string());
+        }
+        out.push_str(&p);
         rest = &tail[end..];
     }
     out.push_str(rest);
@@ -553,6 +573,7 @@ pub fn run_sta(
     clock: &str,
     target_mhz: f64,
     jobs: usize,
+    modules: &[String],
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
     let period = 1000.0 / target_mhz;
@@ -633,6 +654,30 @@ pub fn run_sta(
             continue;
         }
     }
+    // The whole design linked, when every block has a netlist: its paths are every block's
+    // and those across block boundaries.
+    let complete = blocks
+        .iter()
+        .zip(owns)
+        .all(|(b, o)| o.is_some() && !failed.contains_key(&b.id));
+    let (linked, linked_error) = if !complete {
+        (
+            false,
+            Some("not every block was synthesized (--blocks, or a block failed)".to_string()),
+        )
+    } else {
+        match super::linked::run(root, out, blocks, modules, corners, &seq, clock, period) {
+            Ok(paths) if !paths.is_empty() => {
+                all = paths;
+                (true, None)
+            }
+            Ok(_) => (
+                false,
+                Some("the linked design reported no path".to_string()),
+            ),
+            Err(e) => (false, Some(e.to_string())),
+        }
+    };
     all.sort_by(|a, b| a.slack_ns.total_cmp(&b.slack_ns));
     let mut paths = Vec::new();
     let mut reports = Vec::new();
@@ -675,11 +720,21 @@ pub fn run_sta(
         meets,
         uncertainty_ns: UNCERTAINTY_NS,
         wire_load: format!("{WIRE_LOAD} (the Liberty's own wire-load model)"),
-        scope: "each block's buffered netlist on its own: inputs arrive at the clock edge from \
-                a sky130_fd_sc_hd__buf_1, outputs drive 5 fF due at the next edge; memories kept \
-                as SRAM macros removed (paths through them not timed); asynchronous reset \
-                recovery and removal not reported"
-            .into(),
+        scope: if linked {
+            "the whole design linked from the blocks' buffered netlists (every instance of a \
+             block is its one netlist): the top's inputs arrive at the clock edge from a \
+             sky130_fd_sc_hd__buf_1, its outputs drive 5 fF due at the next edge; memories kept \
+             as SRAM macros removed (paths through them not timed); asynchronous reset recovery \
+             and removal not reported"
+        } else {
+            "each block's buffered netlist on its own: inputs arrive at the clock edge from a \
+             sky130_fd_sc_hd__buf_1, outputs drive 5 fF due at the next edge (paths across \
+             block boundaries cut there); memories kept as SRAM macros removed (paths through \
+             them not timed); asynchronous reset recovery and removal not reported"
+        }
+        .into(),
+        linked,
+        linked_error,
         corners: reports,
         paths,
         blocks: per_block,
@@ -688,8 +743,79 @@ pub fn run_sta(
     })
 }
 
+/// OpenSTA commands that read the corners' Liberty files and `netlist`, link `top` and set
+/// the constraints: the clock on `clock` (a virtual one if the design has no such input) at
+/// `period` ns with [`UNCERTAINTY_NS`], the wire-load model, inputs at the clock edge from
+/// [`DRIVING_CELL`], outputs driving [`OUTPUT_LOAD_PF`] due at the next edge.
+pub fn sta_setup(
+    corners: &[Corner],
+    seq: &BTreeMap<String, Vec<String>>,
+    netlist: &Path,
+    top: &str,
+    clock: &str,
+    period: f64,
+) -> String {
+    let names: Vec<&str> = corners.iter().map(|c| c.kind.name()).collect();
+    let mut tcl = format!("define_corners {}\n", names.join(" "));
+    for c in corners {
+        tcl += &format!(
+            "read_liberty -corner {} {{{}}}\n",
+            c.kind.name(),
+            c.liberty.display()
+        );
+    }
+    let has_driver = seq.is_empty()
+        || corners.first().is_some_and(|c| {
+            std::fs::read_to_string(&c.liberty)
+                .is_ok_and(|t| t.contains(&format!("cell (\"{DRIVING_CELL}\")")))
+        });
+    tcl += &format!(
+        "read_verilog {{{netlist}}}\nlink_design {{{top}}}\n\
+         catch {{set_wire_load_model -name {WIRE_LOAD}}}\n\
+         set clk_port [get_ports -quiet {{{clock}}}]\n\
+         if {{[llength $clk_port]}} {{\n\
+           create_clock -name clk -period {period:.6} $clk_port\n\
+           set data_in [delete_from_list [all_inputs] $clk_port]\n\
+         }} else {{\n\
+           create_clock -name clk -period {period:.6}\n\
+           set data_in [all_inputs]\n\
+         }}\n\
+         set_clock_uncertainty {UNCERTAINTY_NS} [get_clocks clk]\n\
+         {driver}\
+         set_load {OUTPUT_LOAD_PF} [all_outputs]\n\
+         set_input_delay 0 -clock clk $data_in\n\
+         set_output_delay 0 -clock clk [all_outputs]\n",
+        netlist = netlist.display(),
+        driver = if has_driver {
+            format!("set_driving_cell -lib_cell {DRIVING_CELL} $data_in\n")
+        } else {
+            String::new()
+        },
+    );
+    tcl
+}
+
+/// The OpenSTA command that writes the worst [`WORST_PATHS`] paths of `corner`'s check to
+/// `rpt`: setup over every path, hold between registers only (a block input's hold depends
+/// on the block that drives it).
+pub fn report_tcl(corner: CornerKind, rpt: &Path) -> String {
+    let (delay, scope) = match corner.check() {
+        Check::Setup => ("max", ""),
+        Check::Hold => (
+            "min",
+            "-from [all_registers -clock_pins] -to [all_registers -data_pins] ",
+        ),
+    };
+    format!(
+        "report_checks -corner {} -path_delay {delay} {scope}-path_group clk \
+         -group_count {WORST_PATHS} -endpoint_count 1 -digits 3 > {{{}}}\n",
+        corner.name(),
+        rpt.display()
+    )
+}
+
 /// What a block's cached reports depend on besides its netlist.
-fn sta_key(corners: &[Corner], clock: &str, period: f64) -> String {
+pub(crate) fn sta_key(corners: &[Corner], clock: &str, period: f64) -> String {
     let mut k = format!("clock {clock} period {period:.6} uncertainty {UNCERTAINTY_NS}");
     for c in corners {
         k += &format!(" {}={}", c.kind.name(), c.liberty.display());
@@ -727,58 +853,10 @@ fn sta_block(
     }
     let netlist = root.join(format!("{out}/{}.sta.v", b.id));
     super::flow::write(&netlist, &plain_netlist(&named))?;
-    let names: Vec<&str> = corners.iter().map(|c| c.kind.name()).collect();
-    let mut tcl = format!("define_corners {}\n", names.join(" "));
-    for c in corners {
-        tcl += &format!(
-            "read_liberty -corner {} {{{}}}\n",
-            c.kind.name(),
-            c.liberty.display()
-        );
-    }
-    let has_driver = seq.is_empty()
-        || std::fs::read_to_string(&corners[0].liberty)
-            .is_ok_and(|t| t.contains(&format!("cell (\"{DRIVING_CELL}\")")));
-    tcl += &format!(
-        "read_verilog {{{netlist}}}\nlink_design {{{top}}}\n\
-         catch {{set_wire_load_model -name {WIRE_LOAD}}}\n\
-         set clk_port [get_ports -quiet {{{clock}}}]\n\
-         if {{[llength $clk_port]}} {{\n\
-           create_clock -name clk -period {period:.6} $clk_port\n\
-           set data_in [delete_from_list [all_inputs] $clk_port]\n\
-         }} else {{\n\
-           create_clock -name clk -period {period:.6}\n\
-           set data_in [all_inputs]\n\
-         }}\n\
-         set_clock_uncertainty {UNCERTAINTY_NS} [get_clocks clk]\n\
-         {driver}\
-         set_load {OUTPUT_LOAD_PF} [all_outputs]\n\
-         set_input_delay 0 -clock clk $data_in\n\
-         set_output_delay 0 -clock clk [all_outputs]\n",
-        netlist = netlist.display(),
-        top = sta_module(&b.rep),
-        driver = if has_driver {
-            format!("set_driving_cell -lib_cell {DRIVING_CELL} $data_in\n")
-        } else {
-            String::new()
-        },
-    );
+    let mut tcl = sta_setup(corners, seq, &netlist, &sta_module(&b.rep), clock, period);
     for c in corners {
         let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
-        // hold between registers only: a block input's hold depends on the block driving it
-        let (delay, scope) = match c.kind.check() {
-            Check::Setup => ("max", ""),
-            Check::Hold => (
-                "min",
-                "-from [all_registers -clock_pins] -to [all_registers -data_pins] ",
-            ),
-        };
-        tcl += &format!(
-            "report_checks -corner {} -path_delay {delay} {scope}-path_group clk \
-             -group_count {WORST_PATHS} -endpoint_count 1 -digits 3 > {{{}}}\n",
-            c.kind.name(),
-            rpt.display()
-        );
+        tcl += &report_tcl(c.kind, &rpt);
     }
     tcl += "exit\n";
     let script = root.join(format!("{out}/{}.sta.tcl", b.id));

@@ -1,0 +1,210 @@
+//! Static timing of the whole design, linked from its blocks' netlists: paths across block
+//! boundaries (a parser's descriptor into the forwarder, the crosspoint queue into the egress,
+//! the switch into the hubs) that each block's own timing cuts at its ports.
+//!
+//! Every instance of a block is the block's one netlist (port 0's, synthesized once): the
+//! sub-block instances of each netlist are renamed to their block's module, and OpenSTA links
+//! the top from them. Memories kept as SRAM macros are still removed from the netlists, so
+//! paths through them are not timed here either.
+
+use super::plan::{block_path, Block};
+use super::timing::{
+    name_registers, parse_sections, plain_netlist_names, report_tcl, sta_key, sta_module,
+    sta_setup, Check, Corner, TimedPath,
+};
+use super::AreaError;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// The name `block` of every path of the linked design.
+pub const LINKED: &str = "(whole design, linked)";
+
+/// A linked-design point as a reader names it: each hierarchy level by its instance name,
+/// the register by its RTL name.
+fn point(name: &str, plain: &BTreeMap<String, String>, regs: &BTreeMap<String, String>) -> String {
+    let parts: Vec<&str> = name.split('/').collect();
+    let n = parts.len();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i + 1 == n {
+                if let Some(r) = regs.get(*p) {
+                    return r.clone();
+                }
+            }
+            plain.get(*p).cloned().unwrap_or_else(|| p.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Rewrites the sub-block instances of one block's netlist to their block's module.
+fn relink(text: &str, rep_of: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for l in text.lines() {
+        let t = l.trim_start();
+        let module = t
+            .strip_prefix('\\')
+            .and_then(|r| r.split_whitespace().next())
+            .filter(|_| l.starts_with("  ") && t.trim_end().ends_with('('));
+        match module.and_then(|m| rep_of.get(m).map(|r| (m, r))) {
+            Some((m, rep)) if m != rep => {
+                out.push_str(&l.replacen(m, rep, 1));
+            }
+            _ => out.push_str(l),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Times the linked design at every corner; returns its paths (the worst of each corner's
+/// check), or why it could not.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    root: &Path,
+    out: &str,
+    blocks: &[Block],
+    modules: &[String],
+    corners: &[Corner],
+    seq: &BTreeMap<String, Vec<String>>,
+    clock: &str,
+    period: f64,
+) -> Result<Vec<TimedPath>, AreaError> {
+    let top = blocks.first().ok_or_else(|| AreaError::Tool {
+        tool: "sta".into(),
+        msg: "no blocks to link".into(),
+    })?;
+    let rep_by_path: BTreeMap<&str, &str> = blocks
+        .iter()
+        .map(|b| (b.path.as_str(), b.rep.as_str()))
+        .collect();
+    let rep_of: BTreeMap<String, String> = modules
+        .iter()
+        .filter_map(|m| {
+            rep_by_path
+                .get(block_path(m).as_str())
+                .map(|r| (m.clone(), r.to_string()))
+        })
+        .collect();
+    let mut regs = BTreeMap::new();
+    let mut text = String::new();
+    for b in blocks {
+        let src = root.join(format!("{out}/{}.v", b.id));
+        let t = std::fs::read_to_string(&src).map_err(|e| AreaError::Io {
+            path: src.display().to_string(),
+            err: e,
+        })?;
+        let (named, r) = name_registers(&t, seq);
+        regs.extend(r);
+        text += &relink(&named, &rep_of);
+    }
+    let mut plain = BTreeMap::new();
+    let netlist_text = plain_netlist_names(&text, Some(&mut plain));
+    let key = format!(
+        "{} linked {}",
+        sta_key(corners, clock, period),
+        blocks.len()
+    );
+    let stamp = root.join(format!("{out}/linked.sta.key"));
+    let report = |c: &Corner| root.join(format!("{out}/linked.sta.{}.txt", c.kind.name()));
+    let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
+        && corners.iter().all(|c| report(c).is_file());
+    if !cached {
+        let netlist = root.join(format!("{out}/linked.sta.v"));
+        super::flow::write(&netlist, &netlist_text)?;
+        let mut tcl = sta_setup(corners, seq, &netlist, &sta_module(&top.rep), clock, period);
+        for c in corners {
+            let _ = std::fs::remove_file(report(c));
+            tcl += &report_tcl(c.kind, &report(c));
+        }
+        tcl += "exit\n";
+        let script = root.join(format!("{out}/linked.sta.tcl"));
+        super::flow::write(&script, &tcl)?;
+        let res = Command::new("sta")
+            .arg("-no_splash")
+            .arg("-exit")
+            .arg(&script)
+            .output()
+            .map_err(|e| AreaError::Tool {
+                tool: "sta".into(),
+                msg: e.to_string(),
+            })?;
+        let log = String::from_utf8_lossy(&res.stdout).to_string()
+            + &String::from_utf8_lossy(&res.stderr);
+        super::flow::write(&root.join(format!("{out}/linked.sta.log")), &log)?;
+        if let Some(c) = corners.iter().find(|c| !report(c).is_file()) {
+            let why = log
+                .lines()
+                .find(|l| l.starts_with("Error"))
+                .unwrap_or("no report written");
+            return Err(AreaError::Tool {
+                tool: "sta".into(),
+                msg: format!(
+                    "linked design, corner {}: {why} (see {out}/linked.sta.log)",
+                    c.kind.name()
+                ),
+            });
+        }
+        super::flow::write(&stamp, &key)?;
+    }
+    let mut paths = Vec::new();
+    for c in corners {
+        let rpt = report(c);
+        let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
+            path: rpt.display().to_string(),
+            err: e,
+        })?;
+        let check = c.kind.check();
+        paths.extend(
+            parse_sections(&text)
+                .into_iter()
+                .filter(|s| s.group == "clk")
+                .map(|s| TimedPath {
+                    from: point(&s.from, &plain, &regs),
+                    to: point(&s.to, &plain, &regs),
+                    block: LINKED.to_string(),
+                    levels: s.levels,
+                    delay_ns: match check {
+                        Check::Setup => s.arrival + (period - s.required),
+                        Check::Hold => s.arrival,
+                    },
+                    slack_ns: s.slack,
+                    corner: c.kind,
+                    check,
+                }),
+        );
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instances_of_a_block_share_its_netlist() {
+        let rep_of = BTreeMap::from([
+            (
+                "f$top.u_a.g[1].u_f".to_string(),
+                "f$top.u_a.g[0].u_f".to_string(),
+            ),
+            (
+                "f$top.u_a.g[0].u_f".to_string(),
+                "f$top.u_a.g[0].u_f".to_string(),
+            ),
+        ]);
+        let net = "module \\f$top.u_a.g[1].u_f (a);\n  \\f$top.u_a.g[1].u_f  \\g[1].u_f  (\n    .a(x)\n  );\n";
+        let r = relink(net, &rep_of);
+        assert!(r.starts_with("module \\f$top.u_a.g[1].u_f (a);"), "{r}");
+        assert!(r.contains("  \\f$top.u_a.g[0].u_f  \\g[1].u_f  ("), "{r}");
+        let plain = BTreeMap::from([("e_g_1__u_f".to_string(), "g[1].u_f".to_string())]);
+        let regs = BTreeMap::from([("hs_q_3__reg".to_string(), "hs_q[3]".to_string())]);
+        assert_eq!(
+            point("u_a/e_g_1__u_f/hs_q_3__reg", &plain, &regs),
+            "u_a/g[1].u_f/hs_q[3]"
+        );
+    }
+}
