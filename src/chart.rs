@@ -125,6 +125,29 @@ pub fn rtl_summary(r: &RtlReplayReport) -> String {
         .iter()
         .map(|l| format!("{} {}", l.op, l.cycles))
         .collect();
+    if let Some(f) = &r.fused {
+        let _ = writeln!(
+            s,
+            "  fused, tile {} tokens per GPU: {} cycles, fused lower bound {} (fill and drain included), cycles/bound {:.3}; phases in sequence would be bound by {}",
+            f.tile, f.cycles, f.fused_bound_cycles, f.cycles_over_fused_bound, f.sequential_bound_cycles
+        );
+        let worst = f
+            .steps
+            .iter()
+            .max_by(|a, b| a.cycles_over_bound.total_cmp(&b.cycles_over_bound));
+        if let Some(w) = worst {
+            let _ = writeln!(
+                s,
+                "  {} steps; worst step: Dispatch tile {:?}, Combine tile {:?}, {} cycles, bound {}, {:.3}",
+                f.steps.len(),
+                w.dispatch_tile,
+                w.combine_tile,
+                w.cycles,
+                w.bound_cycles,
+                w.cycles_over_bound
+            );
+        }
+    }
     let _ = writeln!(s, "  zero-load latency (cycles): {}", lat.join(", "));
     let _ = writeln!(
         s,

@@ -11,7 +11,9 @@ use dysharp_sim::trace::{
 };
 use dysharp_sim::traffic::Token;
 #[cfg(feature = "rtl")]
-use dysharp_verif::replay_rtl::{replay_rtl, InjectOrder, RtlReplayError, RtlReplayReport};
+use dysharp_verif::replay_rtl::{
+    replay_rtl, replay_rtl_fused, InjectOrder, RtlReplayError, RtlReplayReport,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -276,6 +278,46 @@ pub fn run_rtl(
     Ok(r?)
 }
 
+/// Runs the RTL engine in the fused schedule (`--fused --tile T`) with a progress bar over the
+/// fused lower bound.
+#[cfg(feature = "rtl")]
+pub fn run_rtl_fused(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    order: InjectOrder,
+    tile: usize,
+    seed: u64,
+    inline_scoreboard: bool,
+) -> Result<RtlReplayReport, CliError> {
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "RTL {msg:>8} [{bar:40}] {pos}/{len} cycles (fused lower bound), {per_sec}, {eta} left",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    let check_thread =
+        !inline_scoreboard && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let r = replay_rtl_fused(
+        tokens,
+        topk,
+        opts,
+        order,
+        tile,
+        seed,
+        check_thread,
+        |phase, p| {
+            pb.set_length(p.lower_bound.max(p.cycles));
+            pb.set_message(phase.to_string());
+            pb.set_position(p.cycles);
+        },
+    );
+    pb.finish_and_clear();
+    Ok(r?)
+}
+
 /// `dysharp replay`.
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
@@ -285,6 +327,7 @@ pub fn replay(
     dtype: &str,
     engine: &str,
     inject: Option<&str>,
+    fused: Option<usize>,
     seed: u64,
     inline_scoreboard: bool,
     json_out: bool,
@@ -306,6 +349,18 @@ pub fn replay(
         return Err(CliError::Flag {
             flag: "inject",
             msg: "only the rtl engine takes an injection order (the golden engine's accounting does not depend on it)".into(),
+        });
+    }
+    if fused.is_some() && engine != "rtl" {
+        return Err(CliError::Flag {
+            flag: "fused",
+            msg: "only the rtl engine runs the fused schedule (the study's fused bound is `dysharp study`)".into(),
+        });
+    }
+    if fused == Some(0) {
+        return Err(CliError::Flag {
+            flag: "tile",
+            msg: "must be at least 1 token per GPU".into(),
         });
     }
     if inline_scoreboard && engine != "rtl" {
@@ -332,14 +387,13 @@ pub fn replay(
     if engine == "rtl" {
         #[cfg(feature = "rtl")]
         {
-            let report = run_rtl(
-                &tokens,
-                topk,
-                &opts,
-                order.unwrap_or_default(),
-                seed,
-                inline_scoreboard,
-            )?;
+            let order = order.unwrap_or_default();
+            let report = match fused {
+                Some(tile) => {
+                    run_rtl_fused(&tokens, topk, &opts, order, tile, seed, inline_scoreboard)?
+                }
+                None => run_rtl(&tokens, topk, &opts, order, seed, inline_scoreboard)?,
+            };
             if json_out {
                 outln!("{}", serde_json::to_string_pretty(&report).expect("json"));
             } else {

@@ -131,6 +131,14 @@ enum Command {
         /// chunk (chunk 0 of every token, then chunk 1, ...) [default: interleave:32].
         #[arg(long)]
         inject: Option<String>,
+        /// Fused schedule (rtl engine): Dispatch of tile i beside Combine of tile i - 1, each
+        /// step drained before the next; reports cycles over the fused lower bound (fill and
+        /// drain included).
+        #[arg(long)]
+        fused: bool,
+        /// Tokens per GPU per tile of --fused.
+        #[arg(long, default_value_t = 32, requires = "fused")]
+        tile: usize,
         /// Seed of the token data.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -227,6 +235,8 @@ fn main() -> ExitCode {
             dtype,
             engine,
             inject,
+            fused,
+            tile,
             seed,
             inline_scoreboard,
             json,
@@ -237,6 +247,7 @@ fn main() -> ExitCode {
             &dtype,
             &engine,
             inject.as_deref(),
+            fused.then_some(tile),
             seed,
             inline_scoreboard,
             json,

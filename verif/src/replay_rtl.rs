@@ -73,6 +73,43 @@ pub struct RtlReplayReport {
     pub check_thread: bool,
     /// The injection order (`--inject`).
     pub inject: String,
+    /// The fused schedule (`--fused`): its steps and bound. In a fused replay the two phases
+    /// share the links, so `dispatch` and `combine` hold the accounting of spec §8 with
+    /// `cycles` 0, and the time is here.
+    pub fused: Option<FusedReport>,
+}
+
+/// One step of a fused replay: Dispatch of tile `i` beside Combine of tile `i − 1`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FusedStep {
+    /// Tile whose Dispatch runs in this step (none in the last step: the drain).
+    pub dispatch_tile: Option<usize>,
+    /// Tile whose Combine runs in this step (none in the first step: the fill).
+    pub combine_tile: Option<usize>,
+    /// Cycles from the step's first injected flit until everything drained.
+    pub cycles: u64,
+    /// The step's lower bound: the busiest link's wire flits of both phases' packets.
+    pub bound_cycles: u64,
+    /// `cycles / bound_cycles`.
+    pub cycles_over_bound: f64,
+}
+
+/// A fused replay: steps, their bound and the total.
+#[derive(Clone, Debug, Serialize)]
+pub struct FusedReport {
+    /// Tokens per GPU per tile.
+    pub tile: usize,
+    /// The steps, fill first and drain last.
+    pub steps: Vec<FusedStep>,
+    /// Cycles of all steps.
+    pub cycles: u64,
+    /// Σ over steps of the step's bound: the fused lower bound, fill and drain included
+    /// (the study's `fused_lb`).
+    pub fused_bound_cycles: u64,
+    /// `cycles / fused_bound_cycles`.
+    pub cycles_over_fused_bound: f64,
+    /// Dispatch bound + Combine bound of the whole trace (the phases one after the other).
+    pub sequential_bound_cycles: u64,
 }
 
 /// What one replay phase returns: (cycles, packets, counters before, counters after).
@@ -284,19 +321,25 @@ impl std::str::FromStr for InjectOrder {
     }
 }
 
-/// Replays `tokens` (Dispatch, then Combine) through the RTL model for `opts.ep`
-/// ports, every packet and memory access checked against the golden model; each
-/// SM injects its packets in `order`. With `check_thread` the scoreboard runs on a thread of
-/// its own (the same checks; two cores).
-pub fn replay_rtl(
+/// What both replays start from: the model, the bench, and the tokens in the model's
+/// expert numbering.
+struct Setup {
+    model: &'static str,
+    epp_model: usize,
+    latency: Vec<OpLatency>,
+    b: Bench,
+    cfg: dysharp_sim::config::Config,
+    mtok: Vec<Token>,
+    row: RowShape,
+}
+
+fn setup(
     tokens: &[Token],
     topk: usize,
     opts: &ReplayOptions,
-    order: InjectOrder,
     seed: u64,
     check_thread: bool,
-    mut progress: impl FnMut(&str, Progress),
-) -> Result<RtlReplayReport, RtlReplayError> {
+) -> Result<Setup, RtlReplayError> {
     let (model, epp_model) = model_for(opts.ep).ok_or_else(|| {
         err(format!(
             "no RTL model for EP {}: the registry's switch models have {} ports",
@@ -325,7 +368,7 @@ pub fn replay_rtl(
     bcfg.hub = gcfg.hub.clone();
     bcfg.check_thread = check_thread;
     let latency = zero_load_latency(model, seed)?;
-    let mut b = Bench::new(bcfg)?;
+    let b = Bench::new(bcfg)?;
     // The golden configuration of the bench, for addresses.
     let cfg = b.golden_cfg().clone();
     let mtok: Vec<Token> = tokens
@@ -343,6 +386,39 @@ pub fn replay_rtl(
     let row = RowShape {
         row_bytes: opts.hidden * opts.dtype.bytes(),
     };
+    Ok(Setup {
+        model,
+        epp_model,
+        latency,
+        b,
+        cfg,
+        mtok,
+        row,
+    })
+}
+
+/// Replays `tokens` (Dispatch, then Combine) through the RTL model for `opts.ep`
+/// ports, every packet and memory access checked against the golden model; each
+/// SM injects its packets in `order`. With `check_thread` the scoreboard runs on a thread of
+/// its own (the same checks; two cores).
+pub fn replay_rtl(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    order: InjectOrder,
+    seed: u64,
+    check_thread: bool,
+    mut progress: impl FnMut(&str, Progress),
+) -> Result<RtlReplayReport, RtlReplayError> {
+    let Setup {
+        model,
+        epp_model,
+        latency,
+        mut b,
+        cfg,
+        mtok,
+        row,
+    } = setup(tokens, topk, opts, seed, check_thread)?;
     let chunks = row.chunks();
     let expected = account(&mtok, opts.ep, epp_model, row);
     let start = std::time::Instant::now();
@@ -442,6 +518,257 @@ pub fn replay_rtl(
         cycles_per_second: (dc + cc) as f64 / secs.max(1e-9),
         check_thread,
         inject: order.name(),
+        fused: None,
+    })
+}
+
+/// The busiest link's wire flits of two phases' traffic on the same links.
+fn step_bound(parts: &[&PhaseTraffic]) -> u64 {
+    let sum = |f: &dyn Fn(&PhaseTraffic) -> &Vec<u64>| -> u64 {
+        let n = parts.iter().map(|p| f(p).len()).max().unwrap_or(0);
+        (0..n)
+            .map(|i| {
+                parts
+                    .iter()
+                    .map(|p| f(p).get(i).copied().unwrap_or(0))
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    sum(&|p| &p.uplink_wire_bytes).max(sum(&|p| &p.downlink_wire_bytes)) / 16
+}
+
+/// Replays `tokens` through the RTL model in the fused schedule: the tokens are cut into tiles
+/// of `tile` tokens per GPU (a GPU's `tile` first tokens, then the next), and step `i` sends
+/// Dispatch of tile `i` and Combine of tile `i − 1` together, each GPU merging the two phases'
+/// packets in proportion (each phase's packets in `order`); a step ends when everything has
+/// drained, so a Combine never overtakes its Dispatch. Every packet and memory access is
+/// checked against the golden model, as in [`replay_rtl`].
+#[allow(clippy::too_many_arguments)]
+pub fn replay_rtl_fused(
+    tokens: &[Token],
+    topk: usize,
+    opts: &ReplayOptions,
+    order: InjectOrder,
+    tile: usize,
+    seed: u64,
+    check_thread: bool,
+    mut progress: impl FnMut(&str, Progress),
+) -> Result<RtlReplayReport, RtlReplayError> {
+    if tile == 0 {
+        return Err(err("--tile must be at least 1 token per GPU"));
+    }
+    let Setup {
+        model,
+        epp_model,
+        latency,
+        mut b,
+        cfg,
+        mtok,
+        row,
+    } = setup(tokens, topk, opts, seed, check_thread)?;
+    let chunks = row.chunks();
+    let expected = account(&mtok, opts.ep, epp_model, row);
+    // Tile of each token: its position among its GPU's tokens, over `tile`.
+    let mut seen = vec![
+        0usize;
+        opts.ep
+            .max(mtok.iter().map(|t| t.src + 1).max().unwrap_or(0))
+    ];
+    let tile_of: Vec<usize> = mtok
+        .iter()
+        .map(|t| {
+            let k = seen[t.src];
+            seen[t.src] += 1;
+            k / tile
+        })
+        .collect();
+    let tiles = tile_of.iter().copied().max().map_or(0, |m| m + 1);
+    let remote: Vec<Vec<u16>> = mtok.iter().map(|t| t.remote(epp_model)).collect();
+    let traffic: Vec<_> = (0..tiles)
+        .map(|i| {
+            let tt: Vec<Token> = mtok
+                .iter()
+                .zip(&tile_of)
+                .filter(|(_, &k)| k == i)
+                .map(|(t, _)| t.clone())
+                .collect();
+            account(&tt, opts.ep, epp_model, row)
+        })
+        .collect();
+    let bounds: Vec<u64> = (0..=tiles)
+        .map(|s| {
+            let mut parts = Vec::new();
+            if s < tiles {
+                parts.push(&traffic[s].dispatch);
+            }
+            if s > 0 {
+                parts.push(&traffic[s - 1].combine);
+            }
+            step_bound(&parts)
+        })
+        .collect();
+    let fused_bound: u64 = bounds.iter().sum();
+    let start = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let mut steps = Vec::new();
+    let mut total = 0u64;
+    let mut packets_d = 0u64;
+    let mut packets_c = 0u64;
+    let ports = seen.len();
+    for (s, &bound) in bounds.iter().enumerate() {
+        let d_tile = (s < tiles).then_some(s);
+        let c_tile = s.checked_sub(1);
+        for src in 0..ports {
+            let pick = |want: Option<usize>| -> Vec<usize> {
+                match want {
+                    None => Vec::new(),
+                    Some(w) => (0..mtok.len())
+                        .filter(|&i| mtok[i].src == src && tile_of[i] == w && !remote[i].is_empty())
+                        .collect(),
+                }
+            };
+            let d = order.sequence(&pick(d_tile), chunks.len());
+            let c = order.sequence(&pick(c_tile), chunks.len());
+            // Merge the two by progress: the next packet comes from the phase that is
+            // further behind in its own list, so the Combine requests spread over the step
+            // as the Dispatch packets do (alternating one for one would send every Combine
+            // request in the first tenth of the step).
+            let (mut kd, mut kc) = (0usize, 0usize);
+            while kd < d.len() || kc < c.len() {
+                let take_d = kc >= c.len() || (kd < d.len() && kd * c.len() <= kc * d.len());
+                let (dk, ck) = if take_d {
+                    (Some(kd), None)
+                } else {
+                    (None, Some(kc))
+                };
+                if take_d {
+                    kd += 1;
+                } else {
+                    kc += 1;
+                }
+                if let Some(&(i, ch)) = dk.and_then(|k| d.get(k)) {
+                    let t = &mtok[i];
+                    token_row(opts.dtype, opts.seed, t.aidx, opts.hidden, &mut buf);
+                    b.push(
+                        t.src,
+                        &dispatch_packet(&cfg, t, &remote[i], ch, chunks[ch], opts.dtype, &buf),
+                    );
+                    packets_d += 1;
+                }
+                if let Some(&(i, ch)) = ck.and_then(|k| c.get(k)) {
+                    let t = &mtok[i];
+                    b.push(
+                        t.src,
+                        &combine_packet(
+                            &cfg,
+                            t,
+                            &remote[i],
+                            ch,
+                            chunks.len(),
+                            chunks[ch],
+                            opts.dtype,
+                        ),
+                    );
+                    packets_c += 1;
+                }
+            }
+        }
+        let c0 = b.cycles();
+        let mut last_report = c0;
+        let limit = 50 * bound + 100_000;
+        while b.queued() > 0 || !b.is_drained()? {
+            b.step()?;
+            if b.cycles() - last_report >= 10_000 {
+                last_report = b.cycles();
+                progress(
+                    "fused",
+                    Progress {
+                        phase_cycles: b.cycles() - c0,
+                        cycles: total + b.cycles() - c0,
+                        lower_bound: fused_bound,
+                    },
+                );
+            }
+            if b.cycles() - c0 > limit {
+                return Err(TbError::Timeout {
+                    cycle: b.cycles(),
+                    limit,
+                    pending: format!("fused step {s}: {} frames unsent", b.queued()),
+                }
+                .into());
+            }
+        }
+        b.check_counters()?;
+        let cycles = b.cycles() - c0;
+        total += cycles;
+        steps.push(FusedStep {
+            dispatch_tile: d_tile,
+            combine_tile: c_tile,
+            cycles,
+            bound_cycles: bound,
+            cycles_over_bound: if bound == 0 {
+                0.0
+            } else {
+                cycles as f64 / bound as f64
+            },
+        });
+    }
+    let secs = start.elapsed().as_secs_f64();
+    b.close();
+    let stats = b.stats();
+    let c1 = b.counters();
+    let hits: u64 = c1.tlb_hits.iter().sum();
+    let misses: u64 = c1.tlb_misses.iter().sum();
+    let errors = c1
+        .errors
+        .iter()
+        .fold(vec![0u64; ErrorCode::COUNT], |mut acc, p| {
+            for (a, n) in acc.iter_mut().zip(p) {
+                *a += n;
+            }
+            acc
+        });
+    let phase = |t: &PhaseTraffic, packets: u64| RtlPhase {
+        traffic: t.clone(),
+        cycles: 0,
+        cycles_over_lower_bound: 0.0,
+        packets,
+    };
+    Ok(RtlReplayReport {
+        engine: "rtl".into(),
+        model: model.into(),
+        shape: ReplayShape::new(tokens.len(), topk, opts),
+        dispatch: phase(&expected.dispatch, packets_d),
+        combine: phase(&expected.combine, packets_c),
+        cycles: total,
+        mismatches: 0,
+        packets_checked: stats.packets_checked,
+        mem_checked: stats.mem_checked,
+        tlb_hit_rate: if hits + misses == 0 {
+            1.0
+        } else {
+            hits as f64 / (hits + misses) as f64
+        },
+        errors,
+        zero_load_latency: latency,
+        cycles_per_second: total as f64 / secs.max(1e-9),
+        check_thread,
+        inject: order.name(),
+        fused: Some(FusedReport {
+            tile,
+            steps,
+            cycles: total,
+            fused_bound_cycles: fused_bound,
+            cycles_over_fused_bound: if fused_bound == 0 {
+                0.0
+            } else {
+                total as f64 / fused_bound as f64
+            },
+            sequential_bound_cycles: expected.dispatch.lower_bound_cycles
+                + expected.combine.lower_bound_cycles,
+        }),
     })
 }
 
