@@ -275,6 +275,55 @@ fn paths_across_block_boundaries_are_timed() {
     }
 }
 
+/// A memory kept as an SRAM macro is a cell with the macro's timing: the read data leave it
+/// 2.5 ns after the clock (src/area/sram_timing.rs), so the path from it through an
+/// incrementer is the worst and starts at the memory.
+#[test]
+fn paths_through_memories_are_timed() {
+    let Some(libs) = timing_corners() else {
+        eprintln!("skipped: no ../shared/pdk");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("dysharp-area-ram-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rtl = dir.join("rt_ram.sv");
+    std::fs::write(
+        &rtl,
+        "module rt_ram (input logic clk_i, we_i, input logic [5:0] waddr_i, raddr_i,\n\
+         input logic [31:0] wdata_i, output logic [31:0] out_o);\n\
+         logic [31:0] mem [64];\n  logic [31:0] rdata_q;\n\
+         always_ff @(posedge clk_i) begin\n    if (we_i) mem[waddr_i] <= wdata_i;\n\
+         rdata_q <= mem[raddr_i];\n  end\n\
+         always_ff @(posedge clk_i) out_o <= rdata_q + 32'd1;\nendmodule\n",
+    )
+    .unwrap();
+    let r = rtl.display().to_string();
+    let tt = libs[0].display().to_string();
+    let o = dysharp(&[
+        "area",
+        "--rtl",
+        &r,
+        "--top",
+        "rt_ram",
+        "--timing-liberty",
+        &tt,
+        "--json",
+        "--quiet",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let t = &v["timing"];
+    let worst = &t["paths"][0];
+    assert_eq!(worst["from"], "mem", "{t}");
+    assert!(
+        worst["to"].as_str().unwrap().starts_with("out_o["),
+        "{worst}"
+    );
+    assert!(num(worst, "delay_ns") > 2.5, "{worst}");
+    assert!(t["errors"].as_array().unwrap().is_empty(), "{t}");
+}
+
 fn num(v: &serde_json::Value, k: &str) -> f64 {
     v[k].as_f64()
         .unwrap_or_else(|| panic!("field {k} missing or not a number in {v}"))

@@ -66,10 +66,11 @@ pub mod scripts {
         "select {module_glob} {module_glob} %M %u\nwrite_rtlil -selected {out}/{id}.il\nselect -clear";
     /// The start of a process's script on a split design: nothing to read.
     pub const PRELUDE_SPLIT: &str = "tee -q -o {out}/{name}.loaded.txt log loaded\n";
-    /// A block's netlist for static timing (macros removed; simple left-hand sides, which
-    /// OpenSTA's Verilog reader needs).
+    /// A block's netlist for static timing: each memory kept as a macro an instance of the
+    /// cell `dysharp_sram` (src/area/sram_timing.rs gives it a timing model); simple left-hand
+    /// sides, which OpenSTA's Verilog reader needs.
     pub const NETLIST: &str =
-        "delete t:$mem_v2\nwrite_verilog -noattr -noexpr -simple-lhs {out}/{id}.v\n\
+        "chtype -set dysharp_sram t:$mem_v2\nwrite_verilog -noattr -noexpr -simple-lhs {out}/{id}.v\n\
                                write_verilog -noattr -blackboxes {out}/{id}.bb.v";
 }
 

@@ -4,8 +4,8 @@
 //!
 //! Every instance of a block is the block's one netlist (port 0's, synthesized once): the
 //! sub-block instances of each netlist are renamed to their block's module, and OpenSTA links
-//! the top from them. Memories kept as SRAM macros are still removed from the netlists, so
-//! paths through them are not timed here either.
+//! the top from them. Memories kept as SRAM macros are cells of their shape with the timing of
+//! `sram_timing`, so paths into and out of them are timed too.
 
 use super::plan::{block_path, Block};
 use super::timing::{
@@ -101,6 +101,7 @@ pub fn run(
         regs.extend(r);
         text += &relink(&named, &rep_of);
     }
+    let (text, shapes) = super::sram_timing::cells(&text);
     let mut plain = BTreeMap::new();
     let netlist_text = plain_netlist_names(&text, Some(&mut plain));
     let key = format!(
@@ -115,7 +116,19 @@ pub fn run(
     if !cached {
         let netlist = root.join(format!("{out}/linked.sta.v"));
         super::flow::write(&netlist, &netlist_text)?;
-        let mut tcl = sta_setup(corners, seq, &netlist, &sta_module(&top.rep), clock, period);
+        let sram_lib = root.join(format!("{out}/linked.sram.lib"));
+        if !shapes.is_empty() {
+            super::flow::write(&sram_lib, &super::sram_timing::liberty(&shapes))?;
+        }
+        let mut tcl = sta_setup(
+            corners,
+            seq,
+            &netlist,
+            (!shapes.is_empty()).then_some(sram_lib.as_path()),
+            &sta_module(&top.rep),
+            clock,
+            period,
+        );
         for c in corners {
             let _ = std::fs::remove_file(report(c));
             tcl += &report_tcl(c.kind, &report(c));

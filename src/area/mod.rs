@@ -14,6 +14,7 @@ pub mod output;
 pub mod plan;
 pub mod report;
 pub mod sram;
+pub mod sram_timing;
 pub mod timing;
 pub mod xilinx_blocks;
 
