@@ -633,7 +633,11 @@ need a counts CSV such as ../shared/data/routing/expert_counts.csv"
     });
     let layer = layer_section(&traffic, opts);
     let mut report = StudyReport {
-        grid: format!("{:?}", opts.grid).to_lowercase(),
+        grid: if opts.layer_only {
+            "layer".to_string()
+        } else {
+            format!("{:?}", opts.grid).to_lowercase()
+        },
         tile: opts.tile,
         seed: opts.seed,
         traffic,
