@@ -120,6 +120,28 @@ fn timing_corners() -> Option<Vec<PathBuf>> {
     None
 }
 
+/// Runs `dysharp area --rtl` on `sources` (file name, text) written to a temporary folder,
+/// with `args` after `--top top`, and returns its JSON report (the run must succeed).
+fn rtl_report(sources: &[(&str, &str)], top: &str, args: &[&str]) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("dysharp-area-{top}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<String> = sources
+        .iter()
+        .map(|(name, text)| {
+            let f = dir.join(name);
+            std::fs::write(&f, text).unwrap();
+            f.display().to_string()
+        })
+        .collect();
+    let files = files.join(",");
+    let mut all = vec!["area", "--rtl", &files, "--top", top, "--json", "--quiet"];
+    all.extend(args);
+    let o = dysharp(&all);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON report")
+}
+
 /// One register driving the enables of 2,048 flip-flops: the mapping buffers the net (on an
 /// unbuffered netlist it was timed at 20 MHz), so the design meets 250 MHz at tt; every corner
 /// is reported (setup at tt and ss, hold at ff), and every path names its registers.
@@ -129,41 +151,29 @@ fn a_high_fanout_enable_is_buffered_and_timed_at_three_corners() {
         eprintln!("skipped: no ../shared/pdk");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("dysharp-area-fanout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rtl = dir.join("fanout.sv");
-    std::fs::write(
-        &rtl,
-        "module fanout #(parameter int N = 2048) (input logic clk_i, rst_ni, en_i,\n\
-         input logic [N-1:0] d_i, output logic [N-1:0] q_o);\n\
-         logic en_q;\n\
-         always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) en_q <= 1'b0; else en_q <= en_i;\n\
-         always_ff @(posedge clk_i) if (en_q) q_o <= d_i;\n\
-         endmodule\n",
-    )
-    .unwrap();
-    let r = rtl.display().to_string();
     let l: Vec<String> = libs.iter().map(|p| p.display().to_string()).collect();
-    let o = dysharp(&[
-        "area",
-        "--rtl",
-        &r,
-        "--top",
+    let v = rtl_report(
+        &[(
+            "fanout.sv",
+            "module fanout #(parameter int N = 2048) (input logic clk_i, rst_ni, en_i,\n\
+             input logic [N-1:0] d_i, output logic [N-1:0] q_o);\n\
+             logic en_q;\n\
+             always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) en_q <= 1'b0; else en_q <= en_i;\n\
+             always_ff @(posedge clk_i) if (en_q) q_o <= d_i;\n\
+             endmodule\n",
+        )],
         "fanout",
-        "--clock-mhz",
-        "250",
-        "--timing-liberty",
-        &l[0],
-        "--timing-liberty",
-        &l[1],
-        "--timing-liberty",
-        &l[2],
-        "--json",
-        "--quiet",
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+        &[
+            "--clock-mhz",
+            "250",
+            "--timing-liberty",
+            &l[0],
+            "--timing-liberty",
+            &l[1],
+            "--timing-liberty",
+            &l[2],
+        ],
+    );
     let t = &v["timing"];
     assert_eq!(num(t, "target_mhz"), 250.0, "{t}");
     assert_eq!(t["meets"], true, "{t}");
@@ -220,44 +230,27 @@ fn paths_across_block_boundaries_are_timed() {
         eprintln!("skipped: no ../shared/pdk");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("dysharp-area-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let add = dir.join("lk_add.sv");
-    let top = dir.join("lk_acc.sv");
-    std::fs::write(
-        &add,
-        "module lk_add #(parameter int W = 8) (input logic [W-1:0] a_i, b_i, \
-         output logic [W-1:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n",
-    )
-    .unwrap();
-    std::fs::write(
-        &top,
-        "module lk_acc #(parameter int W = 8) (input logic clk_i, rst_ni, \
-         input logic [W-1:0] d_i, output logic [W-1:0] q_o);\n\
-         logic [W-1:0] s;\n\
-         lk_add #(.W(W)) u_add (.a_i(q_o), .b_i(d_i), .s_o(s));\n\
-         always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) q_o <= '0; else q_o <= s;\n\
-         endmodule\n",
-    )
-    .unwrap();
-    let files = format!("{},{}", add.display(), top.display());
     let tt = libs[0].display().to_string();
-    let o = dysharp(&[
-        "area",
-        "--rtl",
-        &files,
-        "--top",
+    let v = rtl_report(
+        &[
+            (
+                "lk_add.sv",
+                "module lk_add #(parameter int W = 8) (input logic [W-1:0] a_i, b_i, \
+                 output logic [W-1:0] s_o);\n  assign s_o = a_i + b_i;\nendmodule\n",
+            ),
+            (
+                "lk_acc.sv",
+                "module lk_acc #(parameter int W = 8) (input logic clk_i, rst_ni, \
+                 input logic [W-1:0] d_i, output logic [W-1:0] q_o);\n\
+                 logic [W-1:0] s;\n\
+                 lk_add #(.W(W)) u_add (.a_i(q_o), .b_i(d_i), .s_o(s));\n\
+                 always_ff @(posedge clk_i or negedge rst_ni) if (!rst_ni) q_o <= '0; else q_o <= s;\n\
+                 endmodule\n",
+            ),
+        ],
         "lk_acc",
-        "--param",
-        "W=32",
-        "--timing-liberty",
-        &tt,
-        "--json",
-        "--quiet",
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+        &["--param", "W=32", "--timing-liberty", &tt],
+    );
     let t = &v["timing"];
     assert_eq!(t["linked"], true, "{t}");
     let worst = &t["paths"][0];
@@ -284,35 +277,20 @@ fn paths_through_memories_are_timed() {
         eprintln!("skipped: no ../shared/pdk");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("dysharp-area-ram-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rtl = dir.join("rt_ram.sv");
-    std::fs::write(
-        &rtl,
-        "module rt_ram (input logic clk_i, we_i, input logic [5:0] waddr_i, raddr_i,\n\
-         input logic [31:0] wdata_i, output logic [31:0] out_o);\n\
-         logic [31:0] mem [64];\n  logic [31:0] rdata_q;\n\
-         always_ff @(posedge clk_i) begin\n    if (we_i) mem[waddr_i] <= wdata_i;\n\
-         rdata_q <= mem[raddr_i];\n  end\n\
-         always_ff @(posedge clk_i) out_o <= rdata_q + 32'd1;\nendmodule\n",
-    )
-    .unwrap();
-    let r = rtl.display().to_string();
     let tt = libs[0].display().to_string();
-    let o = dysharp(&[
-        "area",
-        "--rtl",
-        &r,
-        "--top",
+    let v = rtl_report(
+        &[(
+            "rt_ram.sv",
+            "module rt_ram (input logic clk_i, we_i, input logic [5:0] waddr_i, raddr_i,\n\
+             input logic [31:0] wdata_i, output logic [31:0] out_o);\n\
+             logic [31:0] mem [64];\n  logic [31:0] rdata_q;\n\
+             always_ff @(posedge clk_i) begin\n    if (we_i) mem[waddr_i] <= wdata_i;\n\
+             rdata_q <= mem[raddr_i];\n  end\n\
+             always_ff @(posedge clk_i) out_o <= rdata_q + 32'd1;\nendmodule\n",
+        )],
         "rt_ram",
-        "--timing-liberty",
-        &tt,
-        "--json",
-        "--quiet",
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+        &["--timing-liberty", &tt],
+    );
     let t = &v["timing"];
     let worst = &t["paths"][0];
     assert_eq!(worst["from"], "mem", "{t}");

@@ -9,13 +9,12 @@
 
 use super::plan::{block_path, Block};
 use super::timing::{
-    name_registers, parse_sections, plain_netlist_names, report_tcl, sta_key, sta_module,
-    sta_setup, Check, Corner, TimedPath,
+    name_registers, parse_sections, plain_netlist_names, sta_key, sta_module, Check, Corner,
+    StaNetlist, TimedPath,
 };
 use super::AreaError;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// The name `block` of every path of the linked design.
 pub const LINKED: &str = "(whole design, linked)";
@@ -109,46 +108,21 @@ pub fn run(
         sta_key(corners, clock, period),
         blocks.len()
     );
+    let sta = StaNetlist {
+        root,
+        out,
+        name: "linked",
+        corners,
+        seq,
+        clock,
+        period,
+    };
     let stamp = root.join(format!("{out}/linked.sta.key"));
-    let report = |c: &Corner| root.join(format!("{out}/linked.sta.{}.txt", c.kind.name()));
     let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-        && corners.iter().all(|c| report(c).is_file());
+        && corners.iter().all(|c| sta.report(c.kind).is_file());
     if !cached {
-        let netlist = root.join(format!("{out}/linked.sta.v"));
-        super::flow::write(&netlist, &netlist_text)?;
-        let sram_lib = root.join(format!("{out}/linked.sram.lib"));
-        if !shapes.is_empty() {
-            super::flow::write(&sram_lib, &super::sram_timing::liberty(&shapes))?;
-        }
-        let mut tcl = sta_setup(
-            corners,
-            seq,
-            &netlist,
-            (!shapes.is_empty()).then_some(sram_lib.as_path()),
-            &sta_module(&top.rep),
-            clock,
-            period,
-        );
-        for c in corners {
-            let _ = std::fs::remove_file(report(c));
-            tcl += &report_tcl(c.kind, &report(c));
-        }
-        tcl += "exit\n";
-        let script = root.join(format!("{out}/linked.sta.tcl"));
-        super::flow::write(&script, &tcl)?;
-        let res = Command::new("sta")
-            .arg("-no_splash")
-            .arg("-exit")
-            .arg(&script)
-            .output()
-            .map_err(|e| AreaError::Tool {
-                tool: "sta".into(),
-                msg: e.to_string(),
-            })?;
-        let log = String::from_utf8_lossy(&res.stdout).to_string()
-            + &String::from_utf8_lossy(&res.stderr);
-        super::flow::write(&root.join(format!("{out}/linked.sta.log")), &log)?;
-        if let Some(c) = corners.iter().find(|c| !report(c).is_file()) {
+        let log = sta.run(&netlist_text, &shapes, &sta_module(&top.rep))?;
+        if let Some(c) = corners.iter().find(|c| !sta.report(c.kind).is_file()) {
             let why = log
                 .lines()
                 .find(|l| l.starts_with("Error"))
@@ -165,7 +139,7 @@ pub fn run(
     }
     let mut paths = Vec::new();
     for c in corners {
-        let rpt = report(c);
+        let rpt = sta.report(c.kind);
         let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
             path: rpt.display().to_string(),
             err: e,

@@ -822,6 +822,80 @@ pub fn report_tcl(corner: CornerKind, rpt: &Path) -> String {
     )
 }
 
+/// One netlist to time: written to `{out}/{name}.sta.v` (its memories' Liberty to
+/// `{name}.sram.lib`), timed by OpenSTA with [`sta_setup`] and a report per corner to
+/// `{name}.sta.<corner>.txt`.
+pub(crate) struct StaNetlist<'a> {
+    pub(crate) root: &'a Path,
+    pub(crate) out: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) corners: &'a [Corner],
+    pub(crate) seq: &'a BTreeMap<String, Vec<String>>,
+    pub(crate) clock: &'a str,
+    pub(crate) period: f64,
+}
+
+impl StaNetlist<'_> {
+    /// The report file of `corner`.
+    pub(crate) fn report(&self, corner: CornerKind) -> PathBuf {
+        self.root.join(format!(
+            "{}/{}.sta.{}.txt",
+            self.out,
+            self.name,
+            corner.name()
+        ))
+    }
+
+    /// Runs OpenSTA on `netlist` (top module `top`, memory cells of `shapes`); returns its
+    /// output, also written to `{name}.sta.log`.
+    pub(crate) fn run(
+        &self,
+        netlist: &str,
+        shapes: &BTreeSet<super::sram_timing::Shape>,
+        top: &str,
+    ) -> Result<String, AreaError> {
+        let file = |suffix: &str| {
+            self.root
+                .join(format!("{}/{}.{suffix}", self.out, self.name))
+        };
+        let net = file("sta.v");
+        super::flow::write(&net, netlist)?;
+        let sram_lib = file("sram.lib");
+        if !shapes.is_empty() {
+            super::flow::write(&sram_lib, &super::sram_timing::liberty(shapes))?;
+        }
+        let mut tcl = sta_setup(
+            self.corners,
+            self.seq,
+            &net,
+            (!shapes.is_empty()).then_some(sram_lib.as_path()),
+            top,
+            self.clock,
+            self.period,
+        );
+        for c in self.corners {
+            let _ = std::fs::remove_file(self.report(c.kind));
+            tcl += &report_tcl(c.kind, &self.report(c.kind));
+        }
+        tcl += "exit\n";
+        let script = file("sta.tcl");
+        super::flow::write(&script, &tcl)?;
+        let res = Command::new("sta")
+            .arg("-no_splash")
+            .arg("-exit")
+            .arg(&script)
+            .output()
+            .map_err(|e| AreaError::Tool {
+                tool: "sta".into(),
+                msg: e.to_string(),
+            })?;
+        let log = String::from_utf8_lossy(&res.stdout).to_string()
+            + &String::from_utf8_lossy(&res.stderr);
+        super::flow::write(&file("sta.log"), &log)?;
+        Ok(log)
+    }
+}
+
 /// What a block's cached reports depend on besides its netlist.
 pub(crate) fn sta_key(corners: &[Corner], clock: &str, period: f64) -> String {
     let mut k = format!("clock {clock} period {period:.6} uncertainty {UNCERTAINTY_NS}");
@@ -851,54 +925,26 @@ fn sta_block(
     }
     let (named, regs) = name_registers(&text, seq);
     let (named, shapes) = super::sram_timing::cells(&named);
+    let sta = StaNetlist {
+        root,
+        out,
+        name: &b.id,
+        corners,
+        seq,
+        clock,
+        period,
+    };
     let stamp = root.join(format!("{out}/{}.sta.key", b.id));
     if std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-        && corners.iter().all(|c| {
-            root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()))
-                .is_file()
-        })
+        && corners.iter().all(|c| sta.report(c.kind).is_file())
     {
         return Ok(regs);
     }
-    let netlist = root.join(format!("{out}/{}.sta.v", b.id));
-    super::flow::write(&netlist, &plain_netlist(&named))?;
-    let sram_lib = root.join(format!("{out}/{}.sram.lib", b.id));
-    if !shapes.is_empty() {
-        super::flow::write(&sram_lib, &super::sram_timing::liberty(&shapes))?;
-    }
-    let mut tcl = sta_setup(
-        corners,
-        seq,
-        &netlist,
-        (!shapes.is_empty()).then_some(sram_lib.as_path()),
-        &sta_module(&b.rep),
-        clock,
-        period,
-    );
-    for c in corners {
-        let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
-        tcl += &report_tcl(c.kind, &rpt);
-    }
-    tcl += "exit\n";
-    let script = root.join(format!("{out}/{}.sta.tcl", b.id));
-    super::flow::write(&script, &tcl)?;
-    let res = Command::new("sta")
-        .arg("-no_splash")
-        .arg("-exit")
-        .arg(&script)
-        .output()
-        .map_err(|e| AreaError::Tool {
-            tool: "sta".into(),
-            msg: e.to_string(),
-        })?;
-    let log =
-        String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
-    super::flow::write(&root.join(format!("{out}/{}.sta.log", b.id)), &log)?;
+    let log = sta.run(&plain_netlist(&named), &shapes, &sta_module(&b.rep))?;
     // a report that OpenSTA did not write (an error before it) carries the log instead
     for c in corners {
-        let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
-        if !rpt.is_file() {
-            super::flow::write(&rpt, &log)?;
+        if !sta.report(c.kind).is_file() {
+            super::flow::write(&sta.report(c.kind), &log)?;
         }
     }
     super::flow::write(&stamp, key)?;
