@@ -33,7 +33,12 @@ fn point(name: &str, plain: &BTreeMap<String, String>, regs: &BTreeMap<String, S
                     return r.clone();
                 }
             }
-            plain.get(*p).cloned().unwrap_or_else(|| p.to_string())
+            // a generate scope is part of the instance name (`gen_port[0].u_parser`)
+            plain
+                .get(*p)
+                .cloned()
+                .unwrap_or_else(|| p.to_string())
+                .replace('.', "/")
         })
         .collect::<Vec<_>>()
         .join("/")
@@ -191,7 +196,7 @@ mod tests {
         let regs = BTreeMap::from([("hs_q_3__reg".to_string(), "hs_q[3]".to_string())]);
         assert_eq!(
             point("u_a/e_g_1__u_f/hs_q_3__reg", &plain, &regs),
-            "u_a/g[1].u_f/hs_q[3]"
+            "u_a/g[1]/u_f/hs_q[3]"
         );
     }
 }
