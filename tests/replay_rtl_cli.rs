@@ -60,6 +60,9 @@ fn fused_replay_is_checked_and_reports_its_bound() {
         // 64 tokens per GPU in tiles of 16: 4 tiles, fill + 3 overlapped steps + drain.
         assert_eq!(steps.len(), 5);
         assert!(steps[0]["combine_tile"].is_null() && steps[4]["dispatch_tile"].is_null());
+        assert!(steps
+            .iter()
+            .all(|s| s["bound_link"].as_str().unwrap().starts_with("port ")));
         let sum: u64 = steps.iter().map(|s| s["cycles"].as_u64().unwrap()).sum();
         assert_eq!(f["cycles"].as_u64().unwrap(), sum);
         let bound: u64 = steps

@@ -90,6 +90,8 @@ pub struct FusedStep {
     pub cycles: u64,
     /// The step's lower bound: the busiest link's wire flits of both phases' packets.
     pub bound_cycles: u64,
+    /// That link: `port P uplink` or `port P downlink`.
+    pub bound_link: String,
     /// `cycles / bound_cycles`.
     pub cycles_over_bound: f64,
 }
@@ -522,9 +524,9 @@ pub fn replay_rtl(
     })
 }
 
-/// The busiest link's wire flits of two phases' traffic on the same links.
-fn step_bound(parts: &[&PhaseTraffic]) -> u64 {
-    let sum = |f: &dyn Fn(&PhaseTraffic) -> &Vec<u64>| -> u64 {
+/// The busiest link of two phases' traffic on the same links: (its wire flits, port, uplink?).
+fn step_bound(parts: &[&PhaseTraffic]) -> (u64, usize, bool) {
+    let per_port = |f: &dyn Fn(&PhaseTraffic) -> &Vec<u64>| -> Vec<u64> {
         let n = parts.iter().map(|p| f(p).len()).max().unwrap_or(0);
         (0..n)
             .map(|i| {
@@ -533,10 +535,22 @@ fn step_bound(parts: &[&PhaseTraffic]) -> u64 {
                     .map(|p| f(p).get(i).copied().unwrap_or(0))
                     .sum::<u64>()
             })
-            .max()
-            .unwrap_or(0)
+            .collect()
     };
-    sum(&|p| &p.uplink_wire_bytes).max(sum(&|p| &p.downlink_wire_bytes)) / 16
+    let up = per_port(&|p| &p.uplink_wire_bytes);
+    let down = per_port(&|p| &p.downlink_wire_bytes);
+    let mut best = (0u64, 0usize, true);
+    for (i, &b) in up.iter().enumerate() {
+        if b > best.0 {
+            best = (b, i, true);
+        }
+    }
+    for (i, &b) in down.iter().enumerate() {
+        if b > best.0 {
+            best = (b, i, false);
+        }
+    }
+    (best.0 / 16, best.1, best.2)
 }
 
 /// Replays `tokens` through the RTL model in the fused schedule: the tokens are cut into tiles
@@ -597,7 +611,7 @@ pub fn replay_rtl_fused(
             account(&tt, opts.ep, epp_model, row)
         })
         .collect();
-    let bounds: Vec<u64> = (0..=tiles)
+    let links: Vec<(u64, usize, bool)> = (0..=tiles)
         .map(|s| {
             let mut parts = Vec::new();
             if s < tiles {
@@ -609,6 +623,7 @@ pub fn replay_rtl_fused(
             step_bound(&parts)
         })
         .collect();
+    let bounds: Vec<u64> = links.iter().map(|l| l.0).collect();
     let fused_bound: u64 = bounds.iter().sum();
     let start = std::time::Instant::now();
     let mut buf = Vec::new();
@@ -708,6 +723,11 @@ pub fn replay_rtl_fused(
             combine_tile: c_tile,
             cycles,
             bound_cycles: bound,
+            bound_link: format!(
+                "port {} {}",
+                links[s].1,
+                if links[s].2 { "uplink" } else { "downlink" }
+            ),
             cycles_over_bound: if bound == 0 {
                 0.0
             } else {
