@@ -204,6 +204,7 @@ fn a_high_fanout_enable_is_buffered_and_timed_at_three_corners() {
         if p["check"] == "setup" {
             // slack = period - delay
             let period = 1000.0 / 250.0;
+            assert_eq!(p["meets"], num(p, "slack_ns") >= 0.0, "{p}");
             assert!(
                 (num(p, "slack_ns") - (period - num(p, "delay_ns"))).abs() < 0.01,
                 "{p}"

@@ -164,6 +164,7 @@ pub fn run(
                         Check::Hold => s.arrival,
                     },
                     slack_ns: s.slack,
+                    meets: s.slack >= 0.0,
                     corner: c.kind,
                     check,
                 }),

@@ -124,6 +124,8 @@ pub struct TimedPath {
     pub delay_ns: f64,
     /// Slack against the clock target (negative: missed), ns.
     pub slack_ns: f64,
+    /// Whether the path meets the clock target (slack ≥ 0).
+    pub meets: bool,
     /// Corner.
     pub corner: CornerKind,
     /// Check.
@@ -483,6 +485,7 @@ fn block_paths(
                 Check::Hold => s.arrival,
             },
             slack_ns: s.slack,
+            meets: s.slack >= 0.0,
             corner,
             check,
         })
