@@ -75,7 +75,7 @@ enum Command {
         /// Experts per token.
         #[arg(long, default_value_t = 8)]
         topk: usize,
-        /// Distribution: uniform | zipf:A | dirichlet:A | counts:FILE:MODEL:CORPUS:LAYER.
+        /// Distribution: uniform | zipf:A | dirichlet:A | normal:S | counts:FILE:MODEL:CORPUS:LAYER.
         #[arg(long, default_value = "uniform")]
         dist: String,
         /// Random seed (non-zero recommended; the same seed gives the same trace).
