@@ -627,7 +627,6 @@ pub fn run_sta(
     for b in todo {
         let no_regs = BTreeMap::new();
         let names = regs.get(&b.id).unwrap_or(&no_regs);
-        let mut any = false;
         for c in corners {
             let rpt = root.join(format!("{out}/{}.sta.{}.txt", b.id, c.kind.name()));
             let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
@@ -638,7 +637,6 @@ pub fn run_sta(
             if let Some(e) = text.lines().find(|l| l.starts_with("Error")) {
                 errors.push(format!("{} ({}): {e}", b.name, c.kind.name()));
             }
-            any |= !paths.is_empty();
             if let Some(w) = paths
                 .iter()
                 .min_by(|a, b| a.slack_ns.total_cmp(&b.slack_ns))
@@ -646,14 +644,6 @@ pub fn run_sta(
                 per_block.push(w.clone());
             }
             all.extend(paths);
-        }
-        if !any
-            && !errors
-                .iter()
-                .any(|e| e.starts_with(&format!("{} (", b.name)))
-        {
-            // a block without a clocked path (all of it in sub-blocks, or constant)
-            continue;
         }
     }
     // The whole design linked, when every block has a netlist: its paths are every block's
