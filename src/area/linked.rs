@@ -9,7 +9,7 @@
 
 use super::plan::{block_path, Block};
 use super::timing::{
-    name_registers, parse_sections, plain_netlist_names, sta_key, sta_module, Check, Corner,
+    name_registers, parse_sections, plain_netlist_names, sta_key, sta_module, Check, Corner, Ports,
     StaNetlist, TimedPath,
 };
 use super::AreaError;
@@ -74,7 +74,7 @@ pub fn run(
     modules: &[String],
     corners: &[Corner],
     seq: &BTreeMap<String, Vec<String>>,
-    clock: &str,
+    ports: Ports,
     period: f64,
 ) -> Result<Vec<TimedPath>, AreaError> {
     let top = blocks.first().ok_or_else(|| AreaError::Tool {
@@ -110,7 +110,7 @@ pub fn run(
     let netlist_text = plain_netlist_names(&text, Some(&mut plain));
     let key = format!(
         "{} linked {}",
-        sta_key(corners, clock, period),
+        sta_key(corners, ports, period),
         blocks.len()
     );
     let sta = StaNetlist {
@@ -119,7 +119,7 @@ pub fn run(
         name: "linked",
         corners,
         seq,
-        clock,
+        ports,
         period,
     };
     let stamp = root.join(format!("{out}/linked.sta.key"));

@@ -168,6 +168,10 @@ pub struct AreaArgs {
     /// The clock input that static timing constrains (the project's RTL: `clk_i`).
     #[arg(long, value_name = "PORT", default_value = "clk_i")]
     pub clock: String,
+    /// The asynchronous reset input: static timing leaves out the paths from it (its
+    /// distribution is place and route's reset tree; the project's RTL: `rst_ni`).
+    #[arg(long, value_name = "PORT", default_value = "rst_ni")]
+    pub reset: String,
 }
 
 /// One block in the report: per instance, its own logic plus its sub-blocks.
@@ -590,7 +594,10 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             &owns,
             &corners,
             &failed,
-            &args.clock,
+            timing::Ports {
+                clock: &args.clock,
+                reset: &args.reset,
+            },
             cfg.clock_mhz,
             jobs,
             &modules,
