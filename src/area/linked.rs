@@ -64,6 +64,44 @@ fn relink(text: &str, rep_of: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// Times the linked netlist at one corner (`sta.corners`), unless its report of the same
+/// settings is there.
+fn run_corner(
+    sta: &StaNetlist,
+    netlist: &str,
+    shapes: &std::collections::BTreeSet<super::sram_timing::Shape>,
+    top: &str,
+    blocks: usize,
+) -> Result<(), AreaError> {
+    let key = format!(
+        "{} linked {blocks}",
+        sta_key(sta.corners, sta.ports, sta.period)
+    );
+    let stamp = sta.root.join(format!("{}/{}.sta.key", sta.out, sta.name));
+    let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
+        && sta.corners.iter().all(|c| sta.report(c.kind).is_file());
+    if cached {
+        return Ok(());
+    }
+    let log = sta.run(netlist, shapes, &sta_module(top))?;
+    if let Some(c) = sta.corners.iter().find(|c| !sta.report(c.kind).is_file()) {
+        let why = log
+            .lines()
+            .find(|l| l.starts_with("Error"))
+            .unwrap_or("no report written");
+        return Err(AreaError::Tool {
+            tool: "sta".into(),
+            msg: format!(
+                "linked design, corner {}: {why} (see {}/{}.sta.log)",
+                c.kind.name(),
+                sta.out,
+                sta.name
+            ),
+        });
+    }
+    super::flow::write(&stamp, &key)
+}
+
 /// Times the linked design at every corner; returns its paths (the worst of each corner's
 /// check), or why it could not.
 #[allow(clippy::too_many_arguments)]
@@ -76,6 +114,7 @@ pub fn run(
     seq: &BTreeMap<String, Vec<String>>,
     ports: Ports,
     period: f64,
+    jobs: usize,
 ) -> Result<Vec<TimedPath>, AreaError> {
     let top = blocks.first().ok_or_else(|| AreaError::Tool {
         tool: "sta".into(),
@@ -108,42 +147,44 @@ pub fn run(
     let (text, shapes) = super::sram_timing::cells(&text);
     let mut plain = BTreeMap::new();
     let netlist_text = plain_netlist_names(&text, Some(&mut plain));
-    let key = format!(
-        "{} linked {}",
-        sta_key(corners, ports, period),
-        blocks.len()
-    );
-    let sta = StaNetlist {
-        root,
-        out,
-        name: "linked",
-        corners,
-        seq,
-        ports,
-        period,
-    };
-    let stamp = root.join(format!("{out}/linked.sta.key"));
-    let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-        && corners.iter().all(|c| sta.report(c.kind).is_file());
-    if !cached {
-        let log = sta.run(&netlist_text, &shapes, &sta_module(&top.rep))?;
-        if let Some(c) = corners.iter().find(|c| !sta.report(c.kind).is_file()) {
-            let why = log
-                .lines()
-                .find(|l| l.starts_with("Error"))
-                .unwrap_or("no report written");
-            return Err(AreaError::Tool {
-                tool: "sta".into(),
-                msg: format!(
-                    "linked design, corner {}: {why} (see {out}/linked.sta.log)",
-                    c.kind.name()
-                ),
+    // One OpenSTA process per corner, up to `jobs` at a time (each holds the whole design:
+    // about 7 GB at `default`).
+    let names: Vec<String> = corners
+        .iter()
+        .map(|c| format!("linked-{}", c.kind.name()))
+        .collect();
+    let runs: Vec<StaNetlist> = corners
+        .iter()
+        .zip(&names)
+        .map(|(c, name)| StaNetlist {
+            root,
+            out,
+            name,
+            corners: std::slice::from_ref(c),
+            seq,
+            ports,
+            period,
+        })
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let first_error: std::sync::Mutex<Option<AreaError>> = std::sync::Mutex::new(None);
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.clamp(1, runs.len().max(1)) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(sta) = runs.get(i) else { break };
+                if let Err(e) = run_corner(sta, &netlist_text, &shapes, &top.rep, blocks.len()) {
+                    first_error.lock().unwrap().get_or_insert(e);
+                    break;
+                }
             });
         }
-        super::flow::write(&stamp, &key)?;
+    });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
     }
     let mut paths = Vec::new();
-    for c in corners {
+    for (c, sta) in corners.iter().zip(&runs) {
         let rpt = sta.report(c.kind);
         let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
             path: rpt.display().to_string(),

@@ -675,7 +675,9 @@ pub fn run_sta(
             Some("not every block was synthesized (--blocks, or a block failed)".to_string()),
         )
     } else {
-        match super::linked::run(root, out, blocks, modules, corners, &seq, ports, period) {
+        match super::linked::run(
+            root, out, blocks, modules, corners, &seq, ports, period, jobs,
+        ) {
             Ok(paths) if !paths.is_empty() => {
                 all = paths;
                 (true, None)
