@@ -27,6 +27,12 @@ pub const HOLD_NS: f64 = 0.05;
 /// Capacitance of every input pin, pF.
 pub const PIN_CAP_PF: f64 = 0.005;
 
+/// Capacitance of each bit of the write enable, pF: Yosys gives a memory a write enable per
+/// data bit, where a macro has one per byte (OpenRAM's `wmask0`), so each bit is an eighth of
+/// a pin (else one enable net would drive a pin per bit: 515 of them on the hub's payload
+/// queue).
+pub const WR_EN_BIT_CAP_PF: f64 = PIN_CAP_PF / 8.0;
+
 /// The cell type the netlists give a memory kept as a macro (`chtype` in the netlist script).
 pub const GENERIC: &str = "dysharp_sram";
 
@@ -123,14 +129,14 @@ pub fn cells(netlist: &str) -> (String, BTreeSet<Shape>) {
     (out, shapes)
 }
 
-fn pin(lib: &mut String, name: &str, width: u64, direction: &str, timing: &str) {
+fn pin(lib: &mut String, name: &str, width: u64, direction: &str, cap: f64, timing: &str) {
     let (group, bus_type) = if width == 1 {
         ("pin", String::new())
     } else {
         ("bus", format!("      bus_type : {GENERIC}_bus_{width};\n"))
     };
     let cap = if direction == "input" {
-        format!("      capacitance : {PIN_CAP_PF};\n")
+        format!("      capacitance : {cap};\n")
     } else {
         String::new()
     };
@@ -194,14 +200,15 @@ pub fn liberty(shapes: &BTreeSet<Shape>) -> String {
             "    pin (RD_CLK) {{\n      direction : input;\n{clock}    }}\n\
              \x20   pin (WR_CLK) {{\n      direction : input;\n{clock}    }}\n"
         );
-        pin(&mut lib, "RD_ADDR", s.abits, "input", &inputs_of("RD_CLK"));
-        pin(&mut lib, "RD_EN", 1, "input", &inputs_of("RD_CLK"));
-        pin(&mut lib, "RD_ARST", 1, "input", "");
-        pin(&mut lib, "RD_SRST", 1, "input", "");
-        pin(&mut lib, "RD_DATA", s.width, "output", &read);
-        pin(&mut lib, "WR_ADDR", s.abits, "input", &inputs_of("WR_CLK"));
-        pin(&mut lib, "WR_DATA", s.width, "input", &inputs_of("WR_CLK"));
-        pin(&mut lib, "WR_EN", s.width, "input", &inputs_of("WR_CLK"));
+        let (rd, wr) = (inputs_of("RD_CLK"), inputs_of("WR_CLK"));
+        pin(&mut lib, "RD_ADDR", s.abits, "input", PIN_CAP_PF, &rd);
+        pin(&mut lib, "RD_EN", 1, "input", PIN_CAP_PF, &rd);
+        pin(&mut lib, "RD_ARST", 1, "input", PIN_CAP_PF, "");
+        pin(&mut lib, "RD_SRST", 1, "input", PIN_CAP_PF, "");
+        pin(&mut lib, "RD_DATA", s.width, "output", 0.0, &read);
+        pin(&mut lib, "WR_ADDR", s.abits, "input", PIN_CAP_PF, &wr);
+        pin(&mut lib, "WR_DATA", s.width, "input", PIN_CAP_PF, &wr);
+        pin(&mut lib, "WR_EN", s.width, "input", WR_EN_BIT_CAP_PF, &wr);
         lib.push_str("  }\n");
     }
     lib.push_str("}\n");

@@ -917,8 +917,14 @@ impl StaNetlist<'_> {
 /// What a block's cached reports depend on besides its netlist.
 pub(crate) fn sta_key(corners: &[Corner], ports: Ports, period: f64) -> String {
     let mut k = format!(
-        "clock {} reset {} period {period:.6} uncertainty {UNCERTAINTY_NS} {DELAY_CALCULATOR}",
-        ports.clock, ports.reset
+        "clock {} reset {} period {period:.6} uncertainty {UNCERTAINTY_NS} {DELAY_CALCULATOR} \
+         sram {} {} {} {}",
+        ports.clock,
+        ports.reset,
+        super::sram_timing::CLK_TO_Q_NS,
+        super::sram_timing::SETUP_NS,
+        super::sram_timing::PIN_CAP_PF,
+        super::sram_timing::WR_EN_BIT_CAP_PF,
     );
     for c in corners {
         k += &format!(" {}={}", c.kind.name(), c.liberty.display());
