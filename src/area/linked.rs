@@ -9,7 +9,7 @@
 
 use super::plan::{block_path, Block};
 use super::timing::{
-    name_registers, parse_sections, plain_netlist_names, sta_key, sta_module, Check, Corner, Ports,
+    name_registers, parse_sections, plain_netlist_names, sta_key, sta_module, Corner, Ports,
     StaNetlist, TimedPath,
 };
 use super::AreaError;
@@ -190,24 +190,13 @@ pub fn run(
             path: rpt.display().to_string(),
             err: e,
         })?;
-        let check = c.kind.check();
         paths.extend(
             parse_sections(&text)
                 .into_iter()
                 .filter(|s| s.group == "clk")
-                .map(|s| TimedPath {
-                    from: point(&s.from, &plain, &regs),
-                    to: point(&s.to, &plain, &regs),
-                    block: LINKED.to_string(),
-                    levels: s.levels,
-                    delay_ns: match check {
-                        Check::Setup => s.arrival + (period - s.required),
-                        Check::Hold => s.arrival,
-                    },
-                    slack_ns: s.slack,
-                    meets: s.slack >= 0.0,
-                    corner: c.kind,
-                    check,
+                .map(|s| {
+                    let (from, to) = (point(&s.from, &plain, &regs), point(&s.to, &plain, &regs));
+                    TimedPath::of(&s, from, to, LINKED, c.kind, period)
                 }),
         );
     }

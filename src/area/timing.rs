@@ -492,14 +492,31 @@ fn block_paths(
     regs: &BTreeMap<String, String>,
 ) -> Vec<TimedPath> {
     let path = instance_path(&block.rep);
-    let check = corner.check();
     parse_sections(text)
         .into_iter()
         .filter(|s| s.group == "clk")
-        .map(|s| TimedPath {
-            from: point(&s.from, regs, &path),
-            to: point(&s.to, regs, &path),
-            block: block.name.clone(),
+        .map(|s| {
+            let (from, to) = (point(&s.from, regs, &path), point(&s.to, regs, &path));
+            TimedPath::of(&s, from, to, &block.name, corner, period)
+        })
+        .collect()
+}
+
+impl TimedPath {
+    /// The path of an OpenSTA report section at `corner`, its points named `from` and `to`.
+    pub(crate) fn of(
+        s: &Section,
+        from: String,
+        to: String,
+        block: &str,
+        corner: CornerKind,
+        period: f64,
+    ) -> TimedPath {
+        let check = corner.check();
+        TimedPath {
+            from,
+            to,
+            block: block.to_string(),
             levels: s.levels,
             delay_ns: match check {
                 // period - slack = arrival + (period - required): setup and uncertainty
@@ -510,8 +527,8 @@ fn block_paths(
             meets: s.slack >= 0.0,
             corner,
             check,
-        })
-        .collect()
+        }
+    }
 }
 
 pub(crate) fn sta_version() -> Result<String, AreaError> {
