@@ -313,7 +313,8 @@ fn stage_liberty(root: &Path, lib: &Path) -> Result<String, AreaError> {
     let rel = format!("target/area/lib/{}-{}", meta.len(), name);
     let dst = root.join(&rel);
     if !dst.is_file() {
-        let tmp = root.join(format!("{rel}.tmp"));
+        // a file of this process's own: runs in parallel (the tests) stage the same Liberty
+        let tmp = root.join(format!("{rel}.{}.tmp", std::process::id()));
         flow::write(&tmp, "")?;
         if lib.extension().is_some_and(|e| e == "gz") {
             let out = std::fs::File::create(&tmp).map_err(|e| AreaError::Io {
@@ -348,6 +349,8 @@ fn stage_liberty(root: &Path, lib: &Path) -> Result<String, AreaError> {
                 msg: format!("{}: not a Liberty file", lib.display()),
             });
         }
+        // another process may have staged the same file meanwhile: the rename replaces it
+        // with the same content
         std::fs::rename(&tmp, &dst).map_err(|e| AreaError::Io {
             path: dst.display().to_string(),
             err: e,
