@@ -489,17 +489,7 @@ pub fn replay_rtl(
     let secs = start.elapsed().as_secs_f64();
     b.close();
     let stats = b.stats();
-    let hits: u64 = c1.tlb_hits.iter().sum();
-    let misses: u64 = c1.tlb_misses.iter().sum();
-    let errors = c1
-        .errors
-        .iter()
-        .fold(vec![0u64; ErrorCode::COUNT], |mut acc, p| {
-            for (a, n) in acc.iter_mut().zip(p) {
-                *a += n;
-            }
-            acc
-        });
+    let (tlb_hit_rate, errors) = hit_rate_and_errors(&c1);
     Ok(RtlReplayReport {
         engine: "rtl".into(),
         model: model.into(),
@@ -510,11 +500,7 @@ pub fn replay_rtl(
         mismatches: 0,
         packets_checked: stats.packets_checked,
         mem_checked: stats.mem_checked,
-        tlb_hit_rate: if hits + misses == 0 {
-            1.0
-        } else {
-            hits as f64 / (hits + misses) as f64
-        },
+        tlb_hit_rate,
         errors,
         zero_load_latency: latency,
         cycles_per_second: (dc + cc) as f64 / secs.max(1e-9),
@@ -739,17 +725,7 @@ pub fn replay_rtl_fused(
     b.close();
     let stats = b.stats();
     let c1 = b.counters();
-    let hits: u64 = c1.tlb_hits.iter().sum();
-    let misses: u64 = c1.tlb_misses.iter().sum();
-    let errors = c1
-        .errors
-        .iter()
-        .fold(vec![0u64; ErrorCode::COUNT], |mut acc, p| {
-            for (a, n) in acc.iter_mut().zip(p) {
-                *a += n;
-            }
-            acc
-        });
+    let (tlb_hit_rate, errors) = hit_rate_and_errors(&c1);
     let phase = |t: &PhaseTraffic, packets: u64| RtlPhase {
         traffic: t.clone(),
         cycles: 0,
@@ -766,11 +742,7 @@ pub fn replay_rtl_fused(
         mismatches: 0,
         packets_checked: stats.packets_checked,
         mem_checked: stats.mem_checked,
-        tlb_hit_rate: if hits + misses == 0 {
-            1.0
-        } else {
-            hits as f64 / (hits + misses) as f64
-        },
+        tlb_hit_rate,
         errors,
         zero_load_latency: latency,
         cycles_per_second: total as f64 / secs.max(1e-9),
@@ -790,6 +762,28 @@ pub fn replay_rtl_fused(
                 + expected.combine.lower_bound_cycles,
         }),
     })
+}
+
+/// The AL-TLB hit rate over every hub (1 without a lookup) and the error counts summed over
+/// the ports, from the RTL's counters at the end of a run.
+fn hit_rate_and_errors(c: &RtlCounters) -> (f64, Vec<u64>) {
+    let hits: u64 = c.tlb_hits.iter().sum();
+    let misses: u64 = c.tlb_misses.iter().sum();
+    let rate = if hits + misses == 0 {
+        1.0
+    } else {
+        hits as f64 / (hits + misses) as f64
+    };
+    let errors = c
+        .errors
+        .iter()
+        .fold(vec![0u64; ErrorCode::COUNT], |mut acc, p| {
+            for (a, n) in acc.iter_mut().zip(p) {
+                *a += n;
+            }
+            acc
+        });
+    (rate, errors)
 }
 
 #[cfg(test)]
