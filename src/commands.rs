@@ -247,6 +247,27 @@ fn run_replay(
     Ok((report, secs))
 }
 
+/// The RTL replay's progress bar: cycles against `bound`, the speed and the time left.
+#[cfg(feature = "rtl")]
+fn rtl_progress(bound: &str) -> ProgressBar {
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "RTL {{msg:>8}} [{{bar:40}}] {{pos}}/{{len}} cycles ({bound}), {{per_sec}}, {{eta}} left"
+        ))
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    pb
+}
+
+/// Whether the scoreboard checks on a thread of its own: one replay at a time, so it takes a
+/// second core where there is one (unless the scoreboard is asked inline).
+#[cfg(feature = "rtl")]
+fn check_on_a_thread(inline_scoreboard: bool) -> bool {
+    !inline_scoreboard && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
 /// Runs the RTL engine with a progress bar over the cycles' lower bound (the run ends near it),
 /// the simulation speed and the time left.
 #[cfg(feature = "rtl")]
@@ -258,17 +279,8 @@ pub fn run_rtl(
     seed: u64,
     inline_scoreboard: bool,
 ) -> Result<RtlReplayReport, CliError> {
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template(
-            "RTL {msg:>8} [{bar:40}] {pos}/{len} cycles (lower bound), {per_sec}, {eta} left",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    // One replay at a time: the scoreboard takes a second core where there is one.
-    let check_thread =
-        !inline_scoreboard && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let pb = rtl_progress("lower bound");
+    let check_thread = check_on_a_thread(inline_scoreboard);
     let r = replay_rtl(tokens, topk, opts, order, seed, check_thread, |phase, p| {
         pb.set_length(p.lower_bound.max(p.cycles));
         pb.set_message(phase.to_string());
@@ -290,16 +302,8 @@ pub fn run_rtl_fused(
     seed: u64,
     inline_scoreboard: bool,
 ) -> Result<RtlReplayReport, CliError> {
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template(
-            "RTL {msg:>8} [{bar:40}] {pos}/{len} cycles (fused lower bound), {per_sec}, {eta} left",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    let check_thread =
-        !inline_scoreboard && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let pb = rtl_progress("fused lower bound");
+    let check_thread = check_on_a_thread(inline_scoreboard);
     let r = replay_rtl_fused(
         tokens,
         topk,
