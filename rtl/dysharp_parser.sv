@@ -1,8 +1,8 @@
 // dysharp_parser: ingress frame parser of one switch port and one traffic class (spec §5.1, §6).
 //
-// Store-and-forward. Flits of the frame being received are captured as they arrive: flit0 and the
-// target-extension flits into registers, every later flit (byte enables, payload: the "tail") into
-// a circular tail buffer (a dysharp_ram_1r1w of TailDepth flits, read ahead by a
+// Store-and-forward. Flits of the frame being received are captured as they arrive: flit0 into a
+// register, every later flit (target-extension flits, byte enables, payload: the "tail") into a
+// circular tail buffer (a dysharp_ram_1r1w of TailDepth flits, read ahead by a
 // dysharp_ram_prefetch: its output is on time, as a flip-flop buffer's would be, with one flit in
 // flip-flops). The spec §6 checks 1..10 run in order, exactly as `decode` in
 // sim/src/packet/mod.rs, and each piece of work is done once, in the cycle its flit passes:
@@ -12,23 +12,21 @@
 //   - last flit: the header checks run on flit0 (the last flit itself for a one-flit frame), the
 //     first failing check wins, and the verdict, the stamped hcc or the error flit's hcc are
 //     registered (check stage, one cycle);
-//   - target flit (request class, DYN op): each ID's destination port and its rank, the number of
-//     earlier IDs of the list on the same port, from per-port counts kept over the frame (a prefix
-//     count over the flit's lanes);
-//   - last flit (request class, DYN op): the target list sorted by destination port (spec §5.2
-//     pruning), each ID to position base[port] + rank, base being the prefix sum of the per-port
-//     counts: one AND-OR per position, no compare chain; so the request forwarder only reads
-//     windows of the sorted list;
+//   - target flit (request class, DYN op): the number of its IDs on each destination port, added
+//     to per-port counts kept over the frame; the flit is stored in the tail buffer with its lanes
+//     past tcount set to 16'hFFFF (spec §3: ignored on receive), so that no later stage needs the
+//     list's length to read it. The list is never held whole in flip-flops nor sorted: each
+//     egress prunes it as its replica streams out (dysharp_sw_prune);
 //   - last flit of a good request: its destination ports, each port's target count (the replica's
-//     tcount), first sorted position and replica hcc, from those counts;
+//     tcount) and replica hcc, from those counts;
 //   - check stage, good frame: one descriptor (flit0 with src_port := PortId, rsvd := 0, hcc
-//     recomputed; the sorted target flits and their layout; the number of tail flits) is pushed;
-//     its tail flits are readable from this cycle on;
+//     recomputed; the route; the number of tail flits) is pushed; its tail flits are readable
+//     from this cycle on;
 //   - check stage, bad frame: its tail flits were discarded (the tail write pointer rolled back to
 //     the frame start), the error is reported on evt_*, and unless it is ERR_HCC one RSP_ERROR flit
 //     (spec §5.1) for this port's SM is pushed on the err stream.
-// The check stage reads flit0 and the target flits from the capture registers: the next frame
-// cannot overwrite them before the cycle after (its flit0 is written at the end of that cycle).
+// The check stage reads flit0 from its capture register: the next frame cannot overwrite it
+// before the cycle after (its flit0 is written at the end of that cycle).
 // Frames are delimited by in_last_i only, so the next frame is parsed normally whatever the length
 // fields said. Flits beyond the longest legal packet are counted, not stored.
 //
@@ -38,7 +36,7 @@
 //
 // Origin 0: the port's SM (request class, requests 0x1-0x6 legal, targets captured).
 //           With DynamicOps = 0 (spec §5.7) only 0x1-0x4 are legal and no target flit is
-//           captured, checked or sorted: the descriptor carries the destination ports alone.
+//           checked or counted: the descriptor carries the destination ports alone.
 // Origin 1: the port's hub (response class, RSP_READ / RSP_PARTIAL / RSP_ERROR legal, no targets).
 
 `include "dysharp_assert.svh"
@@ -54,7 +52,9 @@ module dysharp_parser
   parameter bit          DynamicOps     = 1'b1, // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned NumGroups      = 16,
   parameter int unsigned DescDepth      = 4,
-  parameter int unsigned TailDepth      = 2 * (1 + MaxLen)
+  // Two longest tails: target flits (request class with the dynamic ops), byte enables, payload.
+  parameter int unsigned TailDepth      = 2 * (1 + MaxLen + ((Origin == 0 && DynamicOps) ?
+                                          (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit : 0))
 ) (
   input  logic                                                          clk_i,
   // Asynchronous reset; it also gates the tail RAM's write enable (a synchronous use).
@@ -69,15 +69,14 @@ module dysharp_parser
   output logic                                                          desc_valid_o,
   input  logic                                                          desc_ready_i,
   output flit_t                                                         desc_hdr_o,
-  output logic [((MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)*FlitBits-1:0] desc_tgt_o,
-  output logic [$clog2(MaxLen+2)-1:0]                                   desc_ntail_o,
-  // Request class: the destination ports and, for a DYN op, the sorted target list's layout (per
-  // port q: count, first position in desc_tgt_o, replica hcc); desc_tgt_o is then sorted by port.
+  // Tail flits of the frame (target flits, byte enables, payload).
+  output logic [$clog2(MaxLen+2+(MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)-1:0] desc_ntail_o,
+  // Request class: the destination ports and, for a DYN op, per destination port q the replica's
+  // target count and hcc.
   output logic [NumPorts-1:0]                                           desc_dmask_o,
   output logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_cnt_o,
-  output logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_base_o,
   output logic [NumPorts-1:0][7:0]                                      desc_rhcc_o,
-  // Tail flits (byte enables, payload) of good frames, in order.
+  // Tail flits (target flits, byte enables, payload) of good frames, in order.
   output logic                                                          tail_valid_o,
   input  logic                                                          tail_ready_i,
   output flit_t                                                         tail_data_o,
@@ -92,10 +91,11 @@ module dysharp_parser
 );
 
   localparam int unsigned TgtFlits  = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
-  localparam int unsigned MaxTail   = 1 + MaxLen;                // byte-enable flit + payload
-  localparam int unsigned MaxFrame  = 1 + TgtFlits + MaxTail;
+  localparam int unsigned MaxFrame  = 1 + TgtFlits + 1 + MaxLen;
   localparam int unsigned IdxW      = $clog2(MaxFrame + 1);      // 0..MaxFrame (saturating)
-  localparam int unsigned NtW       = $clog2(MaxTail + 1);
+  // Tail flits: target flits (request class with the dynamic ops), byte enables, payload.
+  localparam int unsigned MaxTail   = ((Origin == 0 && DynamicOps) ? TgtFlits : 0) + 1 + MaxLen;
+  localparam int unsigned NtW       = $clog2(MaxLen + 2 + TgtFlits);
   localparam int unsigned PayW      = $clog2(MaxLen + 1);
   localparam int unsigned TPtrW     = (TailDepth > 1) ? $clog2(TailDepth) : 1;
   localparam int unsigned TCntW     = $clog2(TailDepth + 1);
@@ -103,15 +103,11 @@ module dysharp_parser
   localparam int unsigned ExpW      = (Experts > 1) ? $clog2(Experts) : 1;
   localparam bit          HasRoute  = (Origin == 0);               // requests: destinations
   localparam bit          StoreTgt  = HasRoute && DynamicOps;      // DYN ops: target lists
-  localparam int unsigned DescTgtW  = StoreTgt ? TgtFlits * FlitBits : 0;
   localparam int unsigned PortW     = (NumPorts > 1) ? $clog2(NumPorts) : 1;
   localparam int unsigned RankW     = $clog2(MaxTargets + 1);
-  localparam int unsigned NSlots    = TgtFlits * TargetsPerFlit;
-  localparam int unsigned RouteW    = NumPorts * (1 + 2 * RankW + 8);
-  localparam int unsigned SRankW    = (MaxTargets > 1) ? $clog2(MaxTargets) : 1;
-  localparam int unsigned TIdxW     = (NSlots > 1) ? $clog2(NSlots) : 1;
+  localparam int unsigned RouteW    = NumPorts * (1 + RankW + 8);
   localparam int unsigned DescRtW   = StoreTgt ? RouteW : (HasRoute ? NumPorts : 0);
-  localparam int unsigned DescW     = FlitBits + NtW + DescTgtW + DescRtW;
+  localparam int unsigned DescW     = FlitBits + NtW + DescRtW;
   localparam int unsigned DescCntW  = $clog2(DescDepth + 1);
   localparam int unsigned ErrDepth  = 2;
   localparam int unsigned ErrCntW   = $clog2(ErrDepth + 1);
@@ -121,25 +117,13 @@ module dysharp_parser
   typedef logic [TPtrW-1:0] tptr_t;
   typedef logic [TCntW-1:0] tcnt_t;
 
-  typedef logic [TgtFlits-1:0][FlitBits-1:0] tgts_t;
   typedef logic [NumPorts-1:0][RankW-1:0]    pcnt_t;
-  typedef logic [NSlots-1:0][PortW-1:0]      sport_t;
-  typedef logic [NSlots-1:0][SRankW-1:0]     srank_t;
-
-  // A target's slot in its replica: its destination port and its rank there.
-  typedef struct packed {
-    logic [PortW-1:0]  port;
-    logic [SRankW-1:0] rank;
-  } tslot_t;
-  typedef tslot_t [TargetsPerFlit-1:0]       fslots_t;
 
   // Where a good request goes (request class), computed once at its last flit: the destination
-  // ports, and for a DYN op each port's target count (the replica's tcount), first position in
-  // the sorted list, and replica hcc.
+  // ports, and for a DYN op each port's target count (the replica's tcount) and replica hcc.
   typedef struct packed {
     logic [NumPorts-1:0]      dmask;
     pcnt_t                    cnt;
-    pcnt_t                    base;
     logic [NumPorts-1:0][7:0] rhcc;
   } route_t;
 
@@ -156,17 +140,13 @@ module dysharp_parser
   idx_t     idx_q, idx_d;        // index of the next flit within the current frame (saturating)
   flit_t    hdr_q;               // flit0 of the current frame
   nt_t      ntail_q, ntail_d;    // tail flits of the current frame stored so far
-  // Target flits of the current frame (sorted by destination port at its last flit) and each ID's
-  // port and rank (request class; constant zero in the response class).
-  tgts_t    tgt_q;
-  sport_t   sport_q;
-  srank_t   srank_q;
   route_t   chk_route_q;         // request class: where the frame in the check stage goes
   hdr_t     hq;                  // captured flit0 (for the target-flit count)
   int unsigned tflits_hdr;       // target flits the captured flit0 announces (request class)
-  logic     is_hdr, is_tgt, is_tail;
+  logic     is_hdr, is_tgt;
   logic     fire, frame_end, store_tail;
   nt_t      ntail_cur;
+  flit_t    tail_wdata;          // the flit stored: a target flit with its lanes past tcount set
 
   // Checks 9 and 10 of the frame's target flits received so far.
   tchk_t    tchk_q;
@@ -209,28 +189,23 @@ module dysharp_parser
   // Checks 9 and 10 over target flit `k` (IDs TargetsPerFlit*k ...) of a list of `tcount` IDs,
   // given the experts the earlier flits named: each ID against the bitmap and the earlier IDs of
   // the same flit. An ID that names no expert is not entered (the frame fails check 9 anyway).
-  // Also each ID's slot in its replica (`slots`; lanes past the list: 0): its port and its rank,
-  // the count of earlier IDs on that port (the counts of a bad frame are never used).
+  // Also each ID's destination port counted (the counts of a bad frame are never used).
   function automatic tchk_t tflit_check_f(input flit_t flit, input int unsigned k,
-                                          input int unsigned tcount, input tchk_t prev,
-                                          output fslots_t slots);
+                                          input int unsigned tcount, input tchk_t prev);
     tchk_t       c;
     logic [15:0] id [TargetsPerFlit];
     logic        in_list [TargetsPerFlit];
     logic [ExpW-1:0] e;
     logic [PortW-1:0] port;
-    c     = prev;
-    slots = '0;
+    c = prev;
     for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
       id[l]      = flit[16*l +: 16];
       in_list[l] = (TargetsPerFlit * k + l) < tcount;
     end
     for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
       if (in_list[l]) begin
-        port            = PortW'(32'(id[l]) / ExpertsPerPort);
-        slots[l].port = port;
-        slots[l].rank = SRankW'(c.cnt[port]);
-        c.cnt[port]   = c.cnt[port] + RankW'(1);
+        port        = PortW'(32'(id[l]) / ExpertsPerPort);
+        c.cnt[port] = c.cnt[port] + RankW'(1);
         if (32'(id[l]) >= Experts) begin
           c.expert = 1'b1;
         end else begin
@@ -250,44 +225,21 @@ module dysharp_parser
     return c;
   endfunction
 
-  // Each port's first position in the list sorted by port: the prefix sum of the counts `cnt`.
-  function automatic pcnt_t base_f(input pcnt_t cnt);
-    pcnt_t b;
-    b = '0;
-    for (int unsigned q = 1; q < NumPorts; q++) begin
-      b[q] = b[q-1] + cnt[q-1];
-    end
-    return b;
-  endfunction
-
-  // The first `tcount` IDs of `t` sorted by port: ID i (port sport[i], rank srank[i]) goes to
-  // position base[sport[i]] + srank[i]; each position is the OR of the IDs sent there (at most
-  // one). Positions past tcount are 0. Written as a scatter (a write of each ID at its position):
-  // the same decoder and OR network in hardware as a loop over positions and IDs, but NSlots
-  // steps for a simulator instead of NSlots x NSlots.
-  function automatic tgts_t sort_f(input tgts_t t, input sport_t sport, input srank_t srank,
-                                   input pcnt_t base, input int unsigned tcount);
-    tgts_t            r;
-    logic [15:0]      ids [NSlots];
-    logic [TIdxW-1:0] at;
-    for (int unsigned j = 0; j < NSlots; j++) begin
-      ids[j] = '0;
-    end
-    for (int unsigned i = 0; i < NSlots; i++) begin
-      at = TIdxW'(32'(base[sport[i]]) + 32'(srank[i]));
-      if ((i < tcount) && (32'(at) < NSlots)) begin
-        ids[at] |= t[i / TargetsPerFlit][16 * (i % TargetsPerFlit) +: 16];
+  // Target flit `k` of a list of `tcount` IDs as stored: its lanes past the list set to 16'hFFFF.
+  function automatic flit_t tflit_pad_f(input flit_t flit, input int unsigned k,
+                                        input int unsigned tcount);
+    flit_t f;
+    f = flit;
+    for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
+      if ((TargetsPerFlit * k + l) >= tcount) begin
+        f[16*l +: 16] = 16'hFFFF;
       end
     end
-    for (int unsigned j = 0; j < NSlots; j++) begin
-      r[j / TargetsPerFlit][16 * (j % TargetsPerFlit) +: 16] = ids[j];
-    end
-    return r;
+    return f;
   endfunction
 
   // The route of a good request with flit0 `f` (stamped hcc `hcc`) whose target list has `cnt`
-  // IDs per port: its destination ports, and each replica's tcount, first sorted position and
-  // hcc. The CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero
+  // IDs per port: its destination ports, and each replica's tcount and hcc. The CRC is linear (init 0, no final XOR): hcc(h ^ d) = hcc(h) ^ hcc(d), with d nonzero
   // only in the tcount field.
   function automatic route_t route_f(input flit_t f, input logic [7:0] hcc, input pcnt_t cnt,
                                      input logic [NumGroups*NumPorts-1:0] groups);
@@ -297,8 +249,7 @@ module dysharp_parser
     h = hdr_t'(f);
     r = '0;
     if (DynamicOps && op_is_dyn(h.opcode)) begin
-      r.cnt  = cnt;
-      r.base = base_f(cnt);
+      r.cnt = cnt;
       for (int unsigned q = 0; q < NumPorts; q++) begin
         r.dmask[q] = (cnt[q] != '0);
       end
@@ -431,66 +382,31 @@ module dysharp_parser
   // Room for the frame in the tail buffer, and for the check stage's push in the queue it goes
   // to (a frame in the check stage holds one place in each until it is pushed).
   assign is_tgt     = !is_hdr && (32'(idx_q) <= tflits_hdr);
-  assign is_tail    = !is_hdr && !is_tgt;
   assign tail_space = (32'(tcnt_q) + 32'(ntail_q)) < TailDepth;
   assign desc_space = (32'(desc_usage) + 32'(chk_valid_q)) < DescDepth;
   assign err_space  = (32'(err_usage) + 32'(chk_valid_q)) < ErrDepth;
   assign in_ready_o = tail_space && desc_space && err_space;
   assign fire       = in_valid_i && in_ready_o;
   assign frame_end  = fire && in_last_i;
-  assign store_tail = fire && is_tail && (32'(ntail_q) < MaxTail);
+  assign store_tail = fire && !is_hdr && (32'(ntail_q) < MaxTail);
   assign ntail_cur  = ntail_q + nt_t'(store_tail);
 
   if (StoreTgt) begin : gen_tgt
-    // Checks 9 and 10 and each ID's port and rank, one target flit at a time, as it is captured;
-    // at the frame's last flit the list sorted by port (used only if the frame is a good DYN op).
+    // Checks 9 and 10 and the per-port counts, one target flit at a time, as it is captured.
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        tchk_q  <= '0;
-        tgt_q   <= '0;
-        sport_q <= '0;
-        srank_q <= '0;
+        tchk_q <= '0;
       end else if (fire && is_hdr) begin
         tchk_q <= '0;
-      end else if (fire) begin
-        automatic fslots_t sl;
-        automatic tchk_t   tc;
-        automatic tgts_t   t;
-        automatic sport_t  sp;
-        automatic srank_t  sr;
-        tc = tchk_q;
-        t  = tgt_q;
-        sp = sport_q;
-        sr = srank_q;
-        if (is_tgt) begin
-          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q, sl);
-          for (int unsigned k = 0; k < TgtFlits; k++) begin
-            if (32'(idx_q) == k + 1) begin
-              t[k] = in_data_i;
-              for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
-                sp[TargetsPerFlit*k+l] = sl[l].port;
-                sr[TargetsPerFlit*k+l] = sl[l].rank;
-              end
-            end
-          end
-        end
-        tchk_q  <= tc;
-        sport_q <= sp;
-        srank_q <= sr;
-        // Sorted only for a frame with a target list (a WRITE's or READ's last flit skips the
-        // sorting network: the same hardware, and a simulator does not evaluate it).
-        if (in_last_i && (tflits_hdr != 0)) begin
-          tgt_q <= sort_f(t, sp, sr, base_f(tc.cnt), 32'(hq.tcount));
-        end else begin
-          tgt_q <= t;
-        end
+      end else if (fire && is_tgt) begin
+        tchk_q <= tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
       end
     end
+    assign tail_wdata = is_tgt ? tflit_pad_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount))
+                               : in_data_i;
   end else begin : gen_no_tgt
-    assign tchk_q = '0;
-    assign tgt_q   = '0;
-    assign sport_q = '0;
-    assign srank_q = '0;
+    assign tchk_q     = '0;
+    assign tail_wdata = in_data_i;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -508,14 +424,13 @@ module dysharp_parser
       if (frame_end) begin
         automatic flit_t      f0;
         automatic tchk_t      tc;  // its `seen` is not needed at the last flit
-        automatic fslots_t    sl;  // captured by gen_tgt
         automatic ecode_e     code;
         automatic logic [7:0] hcc;
         f0 = is_hdr ? in_data_i : hdr_q;
         // A one-flit frame has no targets: the checks of the previous frame are still in tchk_q.
         tc = is_hdr ? '0 : tchk_q;
         if (StoreTgt && is_tgt) begin
-          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q, sl);
+          tc = tflit_check_f(in_data_i, 32'(idx_q) - 1, 32'(hq.tcount), tchk_q);
         end
         code        = frame_code_f(f0, 32'(idx_q) + 1, tc.expert, tc.dup, cfg_group_mask_i);
         chk_code_q  <= code;
@@ -601,7 +516,7 @@ module dysharp_parser
     .clk_i   (clk_i),
     .we_i    (rst_ni && store_tail),
     .waddr_i (twr),
-    .wdata_i (in_data_i),
+    .wdata_i (tail_wdata),
     .re_i    (tail_re),
     .raddr_i (trd_q),
     .rdata_o (tail_rdata)
@@ -626,8 +541,8 @@ module dysharp_parser
   );
 
   // ---------------------------------------------------------------------------------------------
-  // Descriptor and error queues, pushed from the check stage. flit0 and the target flits are still
-  // in their capture registers (the next frame's flit0 is written at the end of this cycle).
+  // Descriptor and error queues, pushed from the check stage. flit0 is still in its capture
+  // register (the next frame's flit0 is written at the end of this cycle).
   assign desc_push   = chk_good;
   assign err_push    = chk_valid_q && !chk_good && (chk_code_q != ErrHcc);
   assign hdr_stamped = stamp_f(hdr_q, chk_hcc_q);
@@ -636,29 +551,23 @@ module dysharp_parser
 
   if (StoreTgt) begin : gen_desc_tgt
     route_t rt;
-    assign desc_wdata   = {chk_route_q, tgt_q, chk_ntail_q, hdr_stamped};
-    assign desc_tgt_o   = desc_rdata[FlitBits+NtW +: DescTgtW];
-    assign rt           = route_t'(desc_rdata[FlitBits+NtW+DescTgtW +: DescRtW]);
+    assign desc_wdata   = {chk_route_q, chk_ntail_q, hdr_stamped};
+    assign rt           = route_t'(desc_rdata[FlitBits+NtW +: DescRtW]);
     assign desc_dmask_o = rt.dmask;
     assign desc_cnt_o   = rt.cnt;
-    assign desc_base_o  = rt.base;
     assign desc_rhcc_o  = rt.rhcc;
   end else if (HasRoute) begin : gen_desc_static
     // DynamicOps = 0: no target lists; a replica is the request itself (only the destinations).
     assign desc_wdata   = {chk_route_q.dmask, chk_ntail_q, hdr_stamped};
-    assign desc_tgt_o   = '0;
     assign desc_dmask_o = desc_rdata[FlitBits+NtW +: DescRtW];
     assign desc_cnt_o   = '0;
-    assign desc_base_o  = '0;
     assign desc_rhcc_o  = '0;
     logic unused_route;
-    assign unused_route = ^{chk_route_q.cnt, chk_route_q.base, chk_route_q.rhcc};
+    assign unused_route = ^{chk_route_q.cnt, chk_route_q.rhcc};
   end else begin : gen_desc_no_tgt
     assign desc_wdata   = {chk_ntail_q, hdr_stamped};
-    assign desc_tgt_o   = '0;
     assign desc_dmask_o = '0;
     assign desc_cnt_o   = '0;
-    assign desc_base_o  = '0;
     assign desc_rhcc_o  = '0;
   end
   assign desc_hdr_o   = desc_rdata[0 +: FlitBits];
@@ -717,8 +626,7 @@ module dysharp_parser
 
   // The descriptor's outputs as one word (read only where a rule reads it: never built in a cycle
   // in which no descriptor was stalled).
-  `define DYSHARP_PARSER_DESC_OUT {desc_hdr_o, desc_tgt_o, desc_ntail_o, desc_dmask_o, desc_cnt_o, \
-                                   desc_base_o, desc_rhcc_o}
+  `define DYSHARP_PARSER_DESC_OUT {desc_hdr_o, desc_ntail_o, desc_dmask_o, desc_cnt_o, desc_rhcc_o}
 
   logic                                       desc_hold_q;  // stalled at the last edge
   logic [$bits(`DYSHARP_PARSER_DESC_OUT)-1:0] desc_held_q;
@@ -747,11 +655,11 @@ module dysharp_parser
       `DYSHARP_ASSERT_I(a_desc_dest, !(HasRoute && desc_valid_o) || desc_dmask_o != '0,
         $sformatf("origin %0d, port %0d: a request descriptor without a destination",
                   Origin, PortId))
-      // A good frame's stored tail is exactly its byte-enable and payload flits.
-      `DYSHARP_ASSERT_I(a_good_tail, !desc_push || 32'(chk_ntail_q) ==
+      // A good frame's stored tail is exactly its target, byte-enable and payload flits.
+      `DYSHARP_ASSERT_I(a_good_tail, !desc_push || 32'(chk_ntail_q) == tflits_hdr +
         (op_is_store(hdr_q[OpcodeLsb +: OpcodeWidth]) ? 1 : 0) +
         32'(chk_pay_q),
-        $sformatf("origin %0d, port %0d: a good frame's tail is not its byte enables and payload",
+        $sformatf("origin %0d, port %0d: a good frame's tail is not its targets, byte enables and payload",
                   Origin, PortId))
       `DYSHARP_ASSERT_I(a_events, (!evt_err_o || chk_code_q != ErrNone) &&
         (32'(evt_payload_o) <= MaxLen),
@@ -773,7 +681,7 @@ module dysharp_parser
     end
   end
 
-  // The tail and RSP_ERROR streams' stability (the descriptor's is above: its 700-odd bits as a
+  // The tail and RSP_ERROR streams' stability (the descriptor's is above: its 250-odd bits as a
   // port connection would be built every cycle).
   dysharp_stream_chk #(
     .Width (FlitBits),

@@ -7,16 +7,22 @@
 // one flit per cycle into either the request output FIFO (to the hub) or the response output FIFO
 // (to the SM), round robin at flit granularity between the classes that have a flit and FIFO room.
 // The classes never share a queue, so a stalled hub cannot block responses and a stalled SM cannot
-// block requests. Counts the downlink's flits and payload flits.
+// block requests. Between the request class arbiter and the link, dysharp_sw_prune prunes each
+// DYN replica's target list to this port's targets (DynamicOps = 0: no pruning stage). Counts the
+// downlink's flits and payload flits.
 
 `include "dysharp_assert.svh"
 
 module dysharp_sw_egress
   import dysharp_pkg::*;
 #(
-  parameter int unsigned NumReqSrc = 8,
-  parameter int unsigned NumRspSrc = 11,
-  parameter int unsigned OutDepth  = 2
+  parameter int unsigned NumReqSrc      = 8,
+  parameter int unsigned NumRspSrc      = 11,
+  parameter int unsigned OutDepth       = 2,
+  parameter int unsigned PortId         = 0,
+  parameter int unsigned ExpertsPerPort = 32,
+  parameter int unsigned MaxTargets     = 32,
+  parameter bit          DynamicOps     = 1'b1  // 0: no DYN replica, no pruning (spec §5.7)
 ) (
   input  logic                            clk_i,
   // Asynchronous reset (the checks' as well).
@@ -54,8 +60,11 @@ module dysharp_sw_egress
   logic [ReqIdxW-1:0]   req_idx;
   logic [NumRspSrc-1:0] rsp_gnt;
   logic [RspIdxW-1:0]   rsp_idx;
-  logic [1:0]           sel_valid, sel_last, inpkt_q, inpkt_d, move;
+  logic [1:0]           sel_valid, sel_last, inpkt_q, inpkt_d, move, take;
   flit_t                sel_data [2];
+  // The request class after pruning: what the link moves.
+  logic                 pr_valid, pr_last, outpkt_q;
+  flit_t                pr_data;
 
   // Link arbitration and output FIFOs.
   logic [1:0]           link_req, link_gnt;
@@ -78,7 +87,7 @@ module dysharp_sw_egress
     .rst_ni  (rst_ni),
     .req_i   (req_src_valid_i),
     .lock_i  (inpkt_q[0]),
-    .ack_i   (move[0]),
+    .ack_i   (take[0]),
     .gnt_o   (req_gnt),
     .idx_o   (req_idx),
     .valid_o (sel_valid[0])
@@ -102,7 +111,34 @@ module dysharp_sw_egress
   assign sel_data[1] = rsp_src_data_i[rsp_idx];
   assign sel_last[1] = rsp_src_last_i[rsp_idx];
 
-  assign link_req = sel_valid & out_in_ready;
+  if (DynamicOps) begin : gen_prune
+    logic pr_in_ready;
+    dysharp_sw_prune #(
+      .PortId         (PortId),
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets)
+    ) u_prune (
+      .clk_i       (clk_i),
+      .rst_ni      (rst_ni),
+      .in_valid_i  (sel_valid[0]),
+      .in_ready_o  (pr_in_ready),
+      .in_data_i   (sel_data[0]),
+      .in_last_i   (sel_last[0]),
+      .out_valid_o (pr_valid),
+      .out_ready_i (move[0]),
+      .out_data_o  (pr_data),
+      .out_last_o  (pr_last)
+    );
+    assign take[0] = sel_valid[0] && pr_in_ready;
+  end else begin : gen_no_prune
+    assign pr_valid = sel_valid[0];
+    assign pr_data  = sel_data[0];
+    assign pr_last  = sel_last[0];
+    assign take[0]  = move[0];
+  end
+  assign take[1] = move[1];
+
+  assign link_req = {sel_valid[1], pr_valid} & out_in_ready;
 
   dysharp_rr_arb #(
     .N (2)
@@ -118,14 +154,14 @@ module dysharp_sw_egress
   );
 
   assign move            = link_gnt;
-  assign req_src_ready_o = move[0] ? req_gnt : '0;
+  assign req_src_ready_o = take[0] ? req_gnt : '0;
   assign rsp_src_ready_o = move[1] ? rsp_gnt : '0;
 
-  // A packet is in progress from its first moved flit to its last.
+  // A packet is in progress from its first taken flit to its last.
   always_comb begin
     inpkt_d = inpkt_q;
     for (int unsigned c = 0; c < 2; c++) begin
-      if (move[c]) begin
+      if (take[c]) begin
         inpkt_d[c] = !sel_last[c];
       end
     end
@@ -139,7 +175,7 @@ module dysharp_sw_egress
     .rst_ni      (rst_ni),
     .in_valid_i  (move[0]),
     .in_ready_o  (out_in_ready[0]),
-    .in_data_i   ({sel_last[0], sel_data[0]}),
+    .in_data_i   ({pr_last, pr_data}),
     .out_valid_o (req_out_valid_o),
     .out_ready_i (req_out_ready_i),
     .out_data_o  (req_out_word),
@@ -166,13 +202,14 @@ module dysharp_sw_egress
   assign rsp_out_data_o = rsp_out_word[FlitBits-1:0];
   assign rsp_out_last_o = rsp_out_word[FlitBits];
 
-  // Downlink counters: every moved flit; payload flits of a packet counted at its flit0.
+  // Downlink counters: every moved flit; payload flits of a packet counted at its flit0 (the
+  // request class's packets as they leave the pruning stage).
   assign mv_op    = move[1] ? sel_data[1][OpcodeLsb +: OpcodeWidth]
-                           : sel_data[0][OpcodeLsb +: OpcodeWidth];
+                           : pr_data[OpcodeLsb +: OpcodeWidth];
   assign mv_ecode = move[1] ? sel_data[1][EcodeLsb +: EcodeWidth]
-                           : sel_data[0][EcodeLsb +: EcodeWidth];
-  assign mv_len   = move[1] ? sel_data[1][LenLsb +: LenWidth] : sel_data[0][LenLsb +: LenWidth];
-  assign mv_head = move[1] ? !inpkt_q[1] : !inpkt_q[0];
+                           : pr_data[EcodeLsb +: EcodeWidth];
+  assign mv_len   = move[1] ? sel_data[1][LenLsb +: LenWidth] : pr_data[LenLsb +: LenWidth];
+  assign mv_head  = move[1] ? !inpkt_q[1] : !outpkt_q;
 
   function automatic logic [31:0] payload_flits(input logic [OpcodeWidth-1:0] op,
                                                 input logic [EcodeWidth-1:0]  ecode,
@@ -183,10 +220,14 @@ module dysharp_sw_egress
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       inpkt_q      <= '0;
+      outpkt_q     <= 1'b0;
       dn_flits_q   <= '0;
       dn_payload_q <= '0;
     end else begin
       inpkt_q <= inpkt_d;
+      if (move[0]) begin
+        outpkt_q <= !pr_last;
+      end
       if (move != '0) begin
         dn_flits_q <= dn_flits_q + 32'd1;
         if (mv_head) begin

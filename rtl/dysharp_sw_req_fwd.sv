@@ -5,20 +5,18 @@
 // cycle. A packet starts only when every destination queue has room for its whole replica, so the
 // writes never stall mid-packet (and never block a queue half-written).
 //   - DYN_ST / DYN_LD_REDUCE: one replica per distinct port among target / ExpertsPerPort. The
-//     replica for port q carries the target list pruned to q's targets in list order (unused lanes
-//     of its last target flit 16'hFFFF), tcount = their number and a recomputed hcc. During the
-//     source's target-flit phase each destination writes its own pruned target flits (fewer flits
-//     for destinations with fewer targets); the byte-enable and payload flits go to all.
-//   - WRITE / READ: port `route`.  MC_ST / MC_LD_REDUCE: every member of group `route`, unpruned.
+//     replica's header is the request's with tcount and hcc of the pruned replica for port q
+//     (the parser's per-port count and hcc); its target flits are the request's, whole: the
+//     egress of port q prunes them to q's targets as the replica streams out (dysharp_sw_prune).
+//     In the crosspoint queue the header's rsvd field carries the number of target flits that
+//     follow (the egress clears it; the hcc is that of rsvd = 0). So the list is read once, from
+//     the parser's tail buffer, and nothing here holds it or prunes it per destination.
+//   - WRITE / READ: port `route`.  MC_ST / MC_LD_REDUCE: every member of group `route`.
 //   - MC_LD_REDUCE / DYN_LD_REDUCE: a reduction entry is allocated first (alloc_req_o until
 //     alloc_gnt_i); the replicas are written from the cycle of the grant on, so a partial can never
 //     precede its entry.
-// The parser has sorted a DYN op's targets by destination port once, at the packet's last flit
-// (dysharp_parser: counting sort, per-port count, first position and replica hcc); target flit k of
-// the replica for q is the window of sorted positions base[q] + TargetsPerFlit*k ..., a read per
-// lane rather than a search over the list.
 // DynamicOps = 0 (spec §5.7): no DYN op reaches the forwarder, every replica is the request as
-// the parser stamped it, and the pruning logic is compiled out (desc_tgt/cnt/base/rhcc unused).
+// the parser stamped it (desc_cnt/rhcc unused).
 
 `include "dysharp_assert.svh"
 
@@ -36,11 +34,10 @@ module dysharp_sw_req_fwd
   input  logic                                                          desc_valid_i,
   output logic                                                          desc_ready_o,
   input  flit_t                                                         desc_hdr_i,
-  input  logic [((MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)*FlitBits-1:0] desc_tgt_i,
-  input  logic [$clog2(MaxLen+2)-1:0]                                   desc_ntail_i,
+  // Tail flits of the frame (target flits, byte enables, payload).
+  input  logic [$clog2(MaxLen+2+(MaxTargets+TargetsPerFlit-1)/TargetsPerFlit)-1:0] desc_ntail_i,
   input  logic [NumPorts-1:0]                                           desc_dmask_i,
   input  logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_cnt_i,
-  input  logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0]                 desc_base_i,
   input  logic [NumPorts-1:0][7:0]                                      desc_rhcc_i,
   input  logic                                                          tail_valid_i,
   output logic                                                          tail_ready_o,
@@ -66,31 +63,28 @@ module dysharp_sw_req_fwd
 
   hdr_t        h;
   logic        is_dyn, is_ldr;
-  int unsigned tcount, tflits, ntail, total, pos;
-  int unsigned tq    [NumPorts];     // target flits of the replica for port q
+  int unsigned tflits, ntail, pos;
+  int unsigned tq    [NumPorts];     // target flits of the pruned replica for port q
   logic        space_ok, start_ok, active, last_src;
   pos_t        pos_q, pos_d;
 
   assign h      = hdr_t'(desc_hdr_i);
   assign is_dyn = DynamicOps && op_is_dyn(h.opcode);  // the parser let no DYN op through otherwise
   assign is_ldr = op_is_ld_reduce(h.opcode);
-  assign tcount = is_dyn ? 32'(h.tcount) : 0;
-  assign tflits = (tcount + TargetsPerFlit - 1) / TargetsPerFlit;
+  assign tflits = is_dyn ? (32'(h.tcount) + TargetsPerFlit - 1) / TargetsPerFlit : 0;
   assign ntail  = 32'(desc_ntail_i);
-  assign total  = 1 + tflits + ntail;
   assign pos    = 32'(pos_q);
 
   for (genvar q = 0; q < NumPorts; q++) begin : gen_tq
     assign tq[q] = (32'(desc_cnt_i[q]) + TargetsPerFlit - 1) / TargetsPerFlit;
   end
 
-  // Room for every replica (its exact length) in every destination queue.
+  // Room for the replica (the request's length: its list is pruned at the egress) in every
+  // destination queue.
   always_comb begin
-    int unsigned len_q;
     space_ok = 1'b1;
     for (int unsigned q = 0; q < NumPorts; q++) begin
-      len_q = 1 + (is_dyn ? tq[q] : 0) + ntail;
-      if (desc_dmask_i[q] && (32'(xp_usage_i[q]) + len_q > XpDepth)) begin
+      if (desc_dmask_i[q] && (32'(xp_usage_i[q]) + 1 + ntail > XpDepth)) begin
         space_ok = 1'b0;
       end
     end
@@ -102,9 +96,9 @@ module dysharp_sw_req_fwd
 
   assign start_ok     = desc_valid_i && space_ok && (!is_ldr || alloc_gnt_i);
   assign active       = (pos_q != '0) || start_ok;
-  assign last_src     = (pos == total - 1);
+  assign last_src     = (pos == ntail);
   assign desc_ready_o = active && last_src;
-  assign tail_ready_o = active && (pos > tflits);
+  assign tail_ready_o = active && (pos != 0);
   assign pos_d        = !active ? pos_q : (last_src ? '0 : pos_q + pos_t'(1));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -115,55 +109,34 @@ module dysharp_sw_req_fwd
     end
   end
 
-  // Per-destination flits: the replica header (DYN: tcount and hcc of the replica), its target
-  // flits (a window of the sorted list; unused lanes 16'hFFFF), then the tail. Only a destination
-  // being written gets its flit (operand isolation: the others show zeros, which no queue takes,
-  // and a simulator skips their multiplexers, most of the destinations in most cycles).
+  // Per-destination flits: the replica header (DYN: tcount and hcc of the pruned replica, rsvd =
+  // the request's target flits), then the tail flits, the same to every destination. Only a
+  // destination being written gets its flit (operand isolation: the others show zeros, which no
+  // queue takes).
   always_comb begin
-    hdr_t        hq;
-    flit_t       pruned;
-    int unsigned k, r;
-    k          = (pos > 0) ? pos - 1 : 0;
-    r          = 0;
+    hdr_t  hq;
+    flit_t body;
     hq         = h;
-    pruned     = '1;
+    body       = (pos == 0) ? desc_hdr_i : tail_data_i;
     xp_data_o  = '0;
     xp_valid_o = '0;
     xp_last_o  = '0;
     for (int unsigned q = 0; q < NumPorts; q++) begin
       if (active && desc_dmask_i[q]) begin
-        if (pos == 0) begin
-          hq        = h;
-          hq.tcount = TcountWidth'(desc_cnt_i[q]);
-          hq.hcc    = desc_rhcc_i[q];
-          xp_data_o[q] = is_dyn ? flit_t'(hq) : desc_hdr_i;
-          xp_valid_o[q]                     = 1'b1;
-        end else if (pos <= tflits) begin
-          for (int unsigned l = 0; l < TargetsPerFlit; l++) begin
-            r                  = TargetsPerFlit * k + l;
-            pruned[16*l +: 16] = 16'hFFFF;
-            if (r < 32'(desc_cnt_i[q])) begin
-              pruned[16*l +: 16] = desc_tgt_i[16*(32'(desc_base_i[q]) + r) +: 16];
-            end
-          end
-          xp_data_o[q] = pruned;
-          xp_valid_o[q]                     = (pos <= tq[q]);
-        end else begin
-          xp_data_o[q] = tail_data_i;
-          xp_valid_o[q]                     = 1'b1;
-        end
-        // A replica without tail (DYN_LD_REDUCE) ends with its own last target flit.
-        xp_last_o[q] = (ntail == 0) ? (pos == (is_dyn ? tq[q] : 0)) : last_src;
+        hq.tcount = TcountWidth'(desc_cnt_i[q]);
+        hq.hcc    = desc_rhcc_i[q];
+        hq.rsvd   = RsvdWidth'(tflits);
+        xp_data_o[q]  = (is_dyn && (pos == 0)) ? flit_t'(hq) : body;
+        xp_valid_o[q] = 1'b1;
+        xp_last_o[q]  = last_src;
       end
     end
   end
 
-  logic unused_h;
-  assign unused_h = ^{h.rsvd, h.ecode, h.acc, h.rop, h.dtype, h.len, h.tag, h.src_port, h.maddr,
-                      h.stage};
-
 `ifndef SYNTHESIS
   `DYSHARP_ASSERT_INIT(a_xp_depth, XpDepth >= MaxFrame, "XpDepth must hold the longest packet")
+  `DYSHARP_ASSERT_INIT(a_rsvd_width, TgtFlits < (1 << RsvdWidth),
+    "rsvd must hold a request's target-flit count")
 
   // Functional coverage (docs/verification.md): every request opcode forwarded, a start held
   // back by a full crosspoint queue, and replicas carrying each number of target flits.
@@ -212,6 +185,8 @@ module dysharp_sw_req_fwd
       `DYSHARP_ASSERT_I(a_alloc_gnt, !alloc_gnt_i || alloc_req_o)
       // Every good frame has at least one destination.
       `DYSHARP_ASSERT_I(a_dest, !desc_valid_i || (desc_dmask_i != '0))
+      // A DYN op's tail holds its target flits.
+      `DYSHARP_ASSERT_I(a_dyn_tail, !desc_valid_i || !is_dyn || (ntail >= tflits))
     end
   end
 

@@ -5,7 +5,7 @@
 //            robin at flit granularity between the classes offering a flit with buffer room),
 //            a parser per class (dysharp_parser: store-and-forward, spec §6 checks, src_port
 //            stamping, RSP_ERROR for bad frames) and a forwarder per class
-//            (dysharp_sw_req_fwd: routing, replication with pruned target lists, ld_reduce entry
+//            (dysharp_sw_req_fwd: routing, replication with whole target lists, ld_reduce entry
 //            allocation; dysharp_sw_rsp_fwd: responses to the crosspoints, RSP_PARTIAL to the
 //            reduction unit);
 //   crosspoints  one queue per (ingress i, egress q, class), written in parallel by ingress i;
@@ -81,8 +81,7 @@ module dysharp_switch
 );
 
   localparam int unsigned TgtFlits  = (MaxTargets + TargetsPerFlit - 1) / TargetsPerFlit;
-  localparam int unsigned TgtW      = TgtFlits * FlitBits;
-  localparam int unsigned NtW       = $clog2(MaxLen + 2);
+  localparam int unsigned NtW       = $clog2(MaxLen + 2 + TgtFlits);
   localparam int unsigned PayW      = $clog2(MaxLen + 1);
   localparam int unsigned UsW       = $clog2(XpDepth + 1);
   localparam int unsigned NumRspSrc = NumPorts + 3;
@@ -137,21 +136,19 @@ module dysharp_switch
     // Request parser -> request forwarder.
     logic                rq_desc_valid, rq_desc_ready;
     flit_t               rq_desc_hdr;
-    logic [TgtW-1:0]     rq_desc_tgt;
     logic [NtW-1:0]      rq_desc_ntail;
     logic [NumPorts-1:0] rq_desc_dmask;
-    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] rq_desc_cnt, rq_desc_base;
+    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] rq_desc_cnt;
     logic [NumPorts-1:0][7:0] rq_desc_rhcc;
     logic                rq_tail_valid, rq_tail_ready;
     flit_t               rq_tail_data;
     // Response parser -> response forwarder.
     logic                rs_desc_valid, rs_desc_ready;
     flit_t               rs_desc_hdr;
-    logic [TgtW-1:0]     unused_rs_desc_tgt;     // responses carry no targets (always 0)
     logic [NtW-1:0]      rs_desc_ntail;
     // Responses carry no targets and go where their route says (always 0).
     logic [NumPorts-1:0] unused_rs_desc_dmask;
-    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] unused_rs_desc_cnt, unused_rs_desc_base;
+    logic [NumPorts-1:0][$clog2(MaxTargets+1)-1:0] unused_rs_desc_cnt;
     logic [NumPorts-1:0][7:0] unused_rs_desc_rhcc;
     logic                rs_tail_valid, rs_tail_ready;
     flit_t               rs_tail_data;
@@ -193,11 +190,9 @@ module dysharp_switch
       .desc_valid_o     (rq_desc_valid),
       .desc_ready_i     (rq_desc_ready),
       .desc_hdr_o       (rq_desc_hdr),
-      .desc_tgt_o       (rq_desc_tgt),
       .desc_ntail_o     (rq_desc_ntail),
       .desc_dmask_o     (rq_desc_dmask),
       .desc_cnt_o       (rq_desc_cnt),
-      .desc_base_o      (rq_desc_base),
       .desc_rhcc_o      (rq_desc_rhcc),
       .tail_valid_o     (rq_tail_valid),
       .tail_ready_i     (rq_tail_ready),
@@ -228,11 +223,9 @@ module dysharp_switch
       .desc_valid_o     (rs_desc_valid),
       .desc_ready_i     (rs_desc_ready),
       .desc_hdr_o       (rs_desc_hdr),
-      .desc_tgt_o       (unused_rs_desc_tgt),
       .desc_ntail_o     (rs_desc_ntail),
       .desc_dmask_o     (unused_rs_desc_dmask),
       .desc_cnt_o       (unused_rs_desc_cnt),
-      .desc_base_o      (unused_rs_desc_base),
       .desc_rhcc_o      (unused_rs_desc_rhcc),
       .tail_valid_o     (rs_tail_valid),
       .tail_ready_i     (rs_tail_ready),
@@ -256,11 +249,9 @@ module dysharp_switch
       .desc_valid_i     (rq_desc_valid),
       .desc_ready_o     (rq_desc_ready),
       .desc_hdr_i       (rq_desc_hdr),
-      .desc_tgt_i       (rq_desc_tgt),
       .desc_ntail_i     (rq_desc_ntail),
       .desc_dmask_i     (rq_desc_dmask),
       .desc_cnt_i       (rq_desc_cnt),
-      .desc_base_i      (rq_desc_base),
       .desc_rhcc_i      (rq_desc_rhcc),
       .tail_valid_i     (rq_tail_valid),
       .tail_ready_o     (rq_tail_ready),
@@ -374,8 +365,12 @@ module dysharp_switch
     assign res_ready[p]                       = eg_rsp_ready[NumPorts+2];
 
     dysharp_sw_egress #(
-      .NumReqSrc (NumPorts),
-      .NumRspSrc (NumRspSrc)
+      .NumReqSrc      (NumPorts),
+      .NumRspSrc      (NumRspSrc),
+      .PortId         (p),
+      .ExpertsPerPort (ExpertsPerPort),
+      .MaxTargets     (MaxTargets),
+      .DynamicOps     (DynamicOps)
     ) u_egress (
       .clk_i              (clk_i),
       .rst_ni             (rst_ni),

@@ -145,6 +145,41 @@ impl Stimulus {
     /// MaxTargets of that port's experts (at least 9 where the port has them), so its replica
     /// carries more than one target flit (cover points `c_replica_tflits_*`).
     pub fn dyn_st_wide(&mut self) -> (usize, Packet) {
+        let (src, targets) = self.dyn_st_wide_list();
+        self.dispatch(src, targets)
+    }
+
+    /// A Dispatch store of a new token whose list crowds one destination port among others, in
+    /// random order: at least 9 of that port's experts where it has them and MaxTargets allows,
+    /// the rest of the list (up to MaxTargets) on other ports. Each egress then prunes a list
+    /// of several target flits that are not its own alone: flits with none of its targets, and
+    /// a last flit that completes two of its replica's (cover points `c_prune_*`).
+    pub fn dyn_st_mixed(&mut self) -> (usize, Packet) {
+        let n = self.cfg.num_ports;
+        let epp = self.cfg.experts_per_port;
+        let max_t = self.cfg.max_targets.max(1);
+        let (src, mut targets) = self.dyn_st_wide_list();
+        let dst = targets[0] as usize / epp;
+        let room = max_t.saturating_sub(targets.len());
+        let mut others: Vec<u16> = (0..self.experts() as u16)
+            .filter(|e| {
+                let port = *e as usize / epp;
+                port != dst && (self.self_delivery || port != src)
+            })
+            .collect();
+        others.shuffle(&mut self.rng);
+        let o = if room == 0 || others.is_empty() || n < 2 {
+            0
+        } else {
+            self.rng.gen_range(1..=room.min(others.len()))
+        };
+        targets.extend_from_slice(&others[..o]);
+        targets.shuffle(&mut self.rng);
+        self.dispatch(src, targets)
+    }
+
+    /// The source and target list of [`Stimulus::dyn_st_wide`].
+    fn dyn_st_wide_list(&mut self) -> (usize, Vec<u16>) {
         let n = self.cfg.num_ports;
         let epp = self.cfg.experts_per_port;
         let src = self.rng.gen_range(0..n);
@@ -158,7 +193,7 @@ impl Stimulus {
         let mut targets: Vec<u16> = (0..epp).map(|e| (dst * epp + e) as u16).collect();
         targets.shuffle(&mut self.rng);
         targets.truncate(k);
-        self.dispatch(src, targets)
+        (src, targets)
     }
 
     fn dispatch(&mut self, src: usize, targets: Vec<u16>) -> (usize, Packet) {
@@ -334,7 +369,9 @@ impl Stimulus {
                 self.rng.gen_range(70..100)
             };
             let x = match r {
-                0..=39 => Some(self.dyn_st()),
+                0..=36 => Some(self.dyn_st()),
+                37..=38 => Some(self.dyn_st_mixed()),
+                39 => Some(self.dyn_st_wide()),
                 40..=69 => Some(self.dyn_ld_reduce(r == 69)),
                 70..=79 => Some(self.unicast(r < 75)),
                 _ => self.multicast(r < 90),

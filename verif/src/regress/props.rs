@@ -237,13 +237,14 @@ fn run_ops(
                 }
                 Op::DynSt(x) => {
                     s.reseed(x);
-                    // One in 16 crowds one destination port (several target flits per replica).
+                    // One in 16 crowds one destination port (several target flits per replica),
+                    // one in 16 crowds one port among others (pruned lists of several flits).
                     legal(
                         x,
-                        if x % 16 == 0 {
-                            s.dyn_st_wide()
-                        } else {
-                            s.dyn_st()
+                        match x % 16 {
+                            0 => s.dyn_st_wide(),
+                            8 => s.dyn_st_mixed(),
+                            _ => s.dyn_st(),
                         },
                     );
                 }
