@@ -7,8 +7,11 @@
 // failed ports, age, quarantine), the allocation port of requester q_i (the lowest free entry; a
 // pending (requester, tag) waits), the key updates of the partial receivers, the banks bank[q_i][p]
 // (written by port p's receiver, read by this engine) and the info RAM, and the result engine
-// (pick round robin among the completed entries, stage I, stage C, the reduction of
-// dysharp_reduce_acc, the output FIFO). Its own module so that synthesis does one share once
+// (pick round robin among the completed entries, stage I, stage C, the output FIFO). A payload
+// flit's reduction is done by a unit of the pool the engines share (dysharp_reduce_pool): the
+// engine reads its banks for a payload flit only in a cycle in which the pool grants it a unit,
+// hands the unit the banks' outputs in stage C, and gets the reduced flit back AccStages - 1
+// cycles later. Its own module so that synthesis does one share once
 // (docs/area.md); q_i is a port, not a parameter, so that every share is the same module.
 
 `include "dysharp_assert.svh"
@@ -59,6 +62,17 @@ module dysharp_reduce_share
   // An entry is freed this cycle (a partial's flit0 that meets it is an orphan).
   output logic                                 free_v_o,
   output logic [IdxW-1:0]                      free_idx_o,
+  // The pool of flit reductions (dysharp_reduce_pool): a unit asked for and granted in stage I;
+  // the operation and the banks' flits in stage C; the reduced flit AccStages - 1 cycles later.
+  output logic                                 acc_req_o,
+  input  logic                                 acc_gnt_i,
+  output logic                                 acc_v_o,
+  output logic [1:0]                           acc_dtype_o,
+  output logic [1:0]                           acc_rop_o,
+  output logic                                 acc_acc_o,
+  output logic [NumPorts-1:0]                  acc_exp_o,
+  output flit_t [NumPorts-1:0]                 acc_data_o,
+  input  flit_t                                acc_payload_i,
   // Results (RSP_REDUCE / RSP_ERROR) for requester q_i.
   output logic                                 res_valid_o,
   input  logic                                 res_ready_i,
@@ -386,8 +400,10 @@ module dysharp_reduce_share
     assign unused_pick_valid = 1'b0;
   end
 
+  // A payload flit is read only with a unit of the pool granted for it.
+  assign acc_req_o  = busy_q && can_issue;
   assign issue_hdr  = pick_res || pick_tmo;
-  assign issue      = issue_hdr || (busy_q && can_issue);
+  assign issue      = issue_hdr || (acc_req_o && acc_gnt_i);
   assign rd_i       = busy_q ? cur_i_q : pick_i;
   assign rd_slot    = busy_q ? SlotW'(op_q - CntW'(1)) : '0;
 
@@ -505,21 +521,15 @@ module dysharp_reduce_share
     end
   end
 
-  // A payload flit: the expected ports' stored flits reduced in ascending port order, in
-  // AccStages pipeline stages.
-  dysharp_reduce_acc #(
-    .NumPorts (NumPorts),
-    .Stages   (AccStages)
-  ) u_acc (
-    .clk_i     (clk_i),
-    .valid_i   (c_v_q && !c_hdr_q),   // a payload flit (a header's flit0 is built beside it)
-    .dtype_i   (info_rdata.dtype),
-    .rop_i     (info_rdata.rop),
-    .acc_i     (info_rdata.acc),
-    .exp_i     (cur_exp_q),
-    .data_i    (b_rdata),
-    .payload_o (payload)
-  );
+  // A payload flit: the expected ports' stored flits, reduced in ascending port order by the
+  // pool's unit granted in stage I (a header's flit0 is built beside it, without a unit).
+  assign acc_v_o     = c_v_q && !c_hdr_q;
+  assign acc_dtype_o = info_rdata.dtype;
+  assign acc_rop_o   = info_rdata.rop;
+  assign acc_acc_o   = info_rdata.acc;
+  assign acc_exp_o   = cur_exp_q;
+  assign acc_data_o  = b_rdata;
+  assign payload     = acc_payload_i;
 
   // What goes with the flit through the reduction pipeline: valid, flit0 (computed in stage C,
   // from the cur_* registers a new entry overwrites), last.

@@ -33,8 +33,11 @@
 // Result engine (requester q, one flit per cycle): when every expected port has answered, the
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
 // banks' and the info RAM's registered outputs are combined in the next (stage C: flit0, and the
-// first of the AccStages pipeline stages of dysharp_reduce_acc for a payload flit), and the flit
-// is pushed to a small output FIFO AccStages - 1 cycles later. flit0 is RSP_ERROR with the code
+// first of the AccStages pipeline stages of a dysharp_reduce_acc for a payload flit), and the
+// flit is pushed to a small output FIFO AccStages - 1 cycles later. The reductions are a pool of
+// Units dysharp_reduce_acc shared by the engines (dysharp_reduce_pool): an engine reads a payload
+// flit only in a cycle in which the pool grants it a unit (up to Units engines per cycle, round
+// robin). flit0 is RSP_ERROR with the code
 // of the lowest-numbered failed port if any
 // port failed (no payload), else RSP_REDUCE followed by len payload flits, each the reduction of the
 // expected ports' stored flits in ASCENDING PORT ORDER (fp_acc_init / fp_acc_step / fp_acc_finish of
@@ -64,7 +67,8 @@ module dysharp_reduce_unit
   parameter int unsigned NumPorts   = 8,
   parameter int unsigned RedEntries = 256, // 32 per requester at 8 ports: 64 KB of partials per port
   parameter int unsigned RedTimeout = 65536, // cycles a partial may be missing (0 = wait for ever)
-  parameter int unsigned AccStages  = 2     // pipeline stages of a payload flit's reduction
+  parameter int unsigned AccStages  = 2,    // pipeline stages of a payload flit's reduction
+  parameter int unsigned Units      = (NumPorts + 3) / 4  // flit reductions shared by the engines
 ) (
   input  logic                                clk_i,
   input  logic                                rst_ni,
@@ -126,6 +130,13 @@ module dysharp_reduce_unit
   logic [NumPorts-1:0][IdxW-1:0]                 rx_idx;
   logic [NumPorts-1:0][PortW-1:0]                rx_in_share;
   logic [NumPorts-1:0][IdxW-1:0]                 rx_in_idx;
+
+  // The result engines and the pool of flit reductions they share.
+  logic [NumPorts-1:0]                           acc_req, acc_gnt, acc_v, acc_acc;
+  logic [NumPorts-1:0][1:0]                      acc_dtype, acc_rop;
+  logic [NumPorts-1:0][NumPorts-1:0]             acc_exp;
+  flit_t [NumPorts-1:0][NumPorts-1:0]            acc_data;
+  flit_t [NumPorts-1:0]                          acc_payload;
 
   assign part_ready_o = '1;    // every port owns its banks: never a reason to stall
 
@@ -230,6 +241,15 @@ module dysharp_reduce_unit
       .got_o         (got[q]),
       .free_v_o      (free_v[q]),
       .free_idx_o    (free_idx[q]),
+      .acc_req_o     (acc_req[q]),
+      .acc_gnt_i     (acc_gnt[q]),
+      .acc_v_o       (acc_v[q]),
+      .acc_dtype_o   (acc_dtype[q]),
+      .acc_rop_o     (acc_rop[q]),
+      .acc_acc_o     (acc_acc[q]),
+      .acc_exp_o     (acc_exp[q]),
+      .acc_data_o    (acc_data[q]),
+      .acc_payload_i (acc_payload[q]),
       .res_valid_o   (res_valid_o[q]),
       .res_ready_i   (res_ready_i[q]),
       .res_data_o    (res_data_o[q]),
@@ -240,6 +260,24 @@ module dysharp_reduce_unit
       .evt_port_o    (evt_port_o[q])
     );
   end
+
+  dysharp_reduce_pool #(
+    .NumPorts  (NumPorts),
+    .Units     (Units),
+    .AccStages (AccStages)
+  ) u_pool (
+    .clk_i     (clk_i),
+    .rst_ni    (rst_ni),
+    .req_i     (acc_req),
+    .gnt_o     (acc_gnt),
+    .v_i       (acc_v),
+    .dtype_i   (acc_dtype),
+    .rop_i     (acc_rop),
+    .acc_i     (acc_acc),
+    .exp_i     (acc_exp),
+    .data_i    (acc_data),
+    .payload_o (acc_payload)
+  );
 
 `ifndef SYNTHESIS
   `DYSHARP_ASSERT_INIT(a_entries, NumPorts >= 1 && RedEntries % NumPorts == 0 && RedEntries >= NumPorts,
