@@ -26,7 +26,9 @@ switches="switch_p4 switch_p8"   # the response path is only driven adversariall
 dynamic="$tops $switches"        # the models with the dynamic operations (target lists)
 mutations=(
   "dup_check|rtl/dysharp_parser.sv|s/c\.dup = 1'b1;/c.dup = c.dup;/g|$dynamic"
-  "sort_base|rtl/dysharp_parser.sv|s/b\[q\] = b\[q-1\] \+ cnt\[q-1\];/b[q] = cnt[q-1];/|$dynamic"
+  # The egress's pruning drops a replica's last target flit when the request's last flit completes
+  # two (only where a port has more than eight experts: top_p8, top_p16).
+  "prune_flush|rtl/dysharp_sw_prune.sv|s/flush_q <= 1'b1;/flush_q <= 1'b0;/|top_p8 top_p16"
   # A switch without the dynamic operations (spec §5.7) that lets them through.
   "static_dyn|rtl/dysharp_parser.sv|s/\(DynamicOps \x7c\x7c !op_is_dyn\(h\.opcode\)\)/1'b1/|top_p4_static"
   "alloc_ctr|rtl/dysharp_hub_issue.sv|s/ctr_q\[job_local_q\] \+ 32'd1;/ctr_q[job_local_q] + 32'd2;/|$tops"
