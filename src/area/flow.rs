@@ -191,6 +191,15 @@ impl Flow {
         Ok(format!("target/area/{}-{h:016x}", cfg.name))
     }
 
+    /// Holds the run folder `out` for this process until the returned lock is dropped. Runs of
+    /// one design share its folder (e.g. two `--blocks` selections of one configuration) and the
+    /// job files in it, so a second run waits for the first instead of writing over its files.
+    pub fn hold_run_dir(&self, out: &str) -> Result<RunDirLock, AreaError> {
+        hold_dir(&self.root.join(out), || {
+            eprintln!("dysharp area: {out} is in use by another run of this design; waiting for it")
+        })
+    }
+
     /// Starts Yosys on `script` (written to `{out}/{name}.ys`) in the root, its log in
     /// `{out}/{name}.log` and its output in `{out}/{name}.stdout`.
     pub fn run_script(
@@ -782,8 +791,65 @@ pub fn write(path: &Path, text: &str) -> Result<(), AreaError> {
     })
 }
 
+/// An exclusive hold on a run folder (a lock on its `.lock` file), released when dropped.
+#[derive(Debug)]
+pub struct RunDirLock {
+    _file: std::fs::File,
+}
+
+/// Locks `dir/.lock` (the folder is created if needed); calls `waiting` once and blocks when
+/// another process or handle holds it.
+fn hold_dir(dir: &Path, waiting: impl FnOnce()) -> Result<RunDirLock, AreaError> {
+    let io = |err: std::io::Error| AreaError::Io {
+        path: dir.join(".lock").display().to_string(),
+        err,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().map_err(io)?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    Ok(RunDirLock { _file: file })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_held_run_dir_makes_a_second_holder_wait_until_it_is_released() {
+        let dir = std::env::temp_dir().join(format!("dysharp-run-lock-{}", std::process::id()));
+        let first = super::hold_dir(&dir, || panic!("the first holder must not wait")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = dir.clone();
+        let second = std::thread::spawn(move || {
+            let mut waited = false;
+            let lock = super::hold_dir(&d, || waited = true).unwrap();
+            tx.send(()).unwrap();
+            drop(lock);
+            waited
+        });
+        // The second holder is still waiting while the first holds the folder.
+        assert!(rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err());
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert!(
+            second.join().unwrap(),
+            "the second holder did not report waiting"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     #[test]

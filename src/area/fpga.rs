@@ -462,6 +462,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
     }
     h = fnv(dev.nextpnr_args.join(" ").as_bytes(), h);
     let out = format!("{}-{tname}-{:08x}", flow.out_dir(cfg, &files)?, h as u32);
+    let _run_dir = flow.hold_run_dir(&out)?;
     let modules = flow.elaborate(cfg, &files, &out)?;
     let all = plan::blocks(&modules, &cfg.top);
     let want = args.blocks.as_deref().map(str::trim);

@@ -507,6 +507,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         xilinx: None,
     };
     let out = flow.out_dir(cfg, &files)?;
+    let _run_dir = flow.hold_run_dir(&out)?;
     let modules = flow.elaborate(cfg, &files, &out)?;
     let all = plan::blocks(&modules, &cfg.top);
     let wanted: Option<BTreeSet<&str>> = args

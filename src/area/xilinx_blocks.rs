@@ -98,6 +98,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         flow.out_dir(cfg, &files)?,
         h as u32
     );
+    let _run_dir = flow.hold_run_dir(&out)?;
     let modules = flow.elaborate(cfg, &files, &out)?;
     let all = plan::blocks(&modules, &cfg.top);
     let split = flow.needs_split(&out);
