@@ -151,7 +151,7 @@ pub fn rtl_summary(r: &RtlReplayReport) -> String {
     let _ = writeln!(s, "  zero-load latency (cycles): {}", lat.join(", "));
     let _ = writeln!(
         s,
-        "  scoreboard: {} packets and {} memory accesses checked, {} mismatches; AL-TLB hit rate {:.4}; errors {:?}; {:.0} cycles/s",
+        "  scoreboard: {} packets and {} memory accesses checked, {} mismatches (a mismatch stops the replay); AL-TLB hit rate {:.4}; errors {:?}; {:.0} cycles/s",
         r.packets_checked, r.mem_checked, r.mismatches, r.tlb_hit_rate, r.errors, r.cycles_per_second
     );
     s

@@ -53,6 +53,7 @@ fn fused_replay_is_checked_and_reports_its_bound() {
         ]);
         let j: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(j["mismatches"], 0);
+        assert_eq!(j["stops_at_first_mismatch"], true);
         assert_eq!(j["inject"], "interleave:32");
         let f = &j["fused"];
         assert_eq!(f["tile"], 16);

@@ -57,6 +57,9 @@ pub struct RtlReplayReport {
     /// Scoreboard mismatches: always 0 in a returned report, because the first
     /// mismatch ends the replay with an error (kept for the JSON's `mismatches` key).
     pub mismatches: u64,
+    /// Always true: the replay stops at its first mismatch (an error naming it), so a
+    /// report exists only for a run without one; `mismatches` is not a count of a whole run.
+    pub stops_at_first_mismatch: bool,
     /// Packets checked by the scoreboard.
     pub packets_checked: u64,
     /// Memory accesses checked.
@@ -498,6 +501,7 @@ pub fn replay_rtl(
         combine: phase_from(&c0, &c1, &expected.combine, cc, cp),
         cycles: dc + cc,
         mismatches: 0,
+        stops_at_first_mismatch: true,
         packets_checked: stats.packets_checked,
         mem_checked: stats.mem_checked,
         tlb_hit_rate,
@@ -740,6 +744,7 @@ pub fn replay_rtl_fused(
         combine: phase(&expected.combine, packets_c),
         cycles: total,
         mismatches: 0,
+        stops_at_first_mismatch: true,
         packets_checked: stats.packets_checked,
         mem_checked: stats.mem_checked,
         tlb_hit_rate,
