@@ -109,7 +109,7 @@ pub fn load_trace(args: &TraceArgs, shape: &ShapeArgs) -> Result<(Trace, (u64, u
     let trace = if npy {
         read_npy(path, shape.experts, shape.ep)?
     } else {
-        Trace::read(path, Some(shape.experts))?
+        Trace::read_for_ep(path, Some(shape.experts), shape.ep)?
     };
     let groups = trace.step_layers();
     let chosen = groups

@@ -203,6 +203,31 @@ fn errors_name_file_line_and_field() {
         e.contains("g.jsonl"),
         "an expert ID beyond --experts names the file: {e}"
     );
+    // A rank beyond --ep is an error wherever it stands: here in a (step, layer) group that
+    // neither command uses (the default group is the first one), after a blank line.
+    let ranks = dir.path().join("ranks.jsonl");
+    std::fs::write(
+        &ranks,
+        "{\"step\":0,\"layer\":0,\"rank\":0,\"num_tokens\":1,\"topk\":2,\"top_indices\":[[1,2]]}\n\
+         \n\
+         {\"step\":0,\"layer\":1,\"rank\":5,\"num_tokens\":1,\"topk\":2,\"top_indices\":[[1,2]]}\n",
+    )
+    .unwrap();
+    for cmd in ["stats", "replay"] {
+        let e = err(&[
+            cmd,
+            "--trace",
+            ranks.to_str().unwrap(),
+            "--experts",
+            "8",
+            "--ep",
+            "2",
+        ]);
+        assert!(
+            e.contains("ranks.jsonl:3") && e.contains("rank") && e.contains("ep = 2"),
+            "{cmd}: {e}"
+        );
+    }
 }
 
 #[test]

@@ -1063,6 +1063,17 @@ fn stats_errors() {
         matches!(err, StatsError::InvalidRecord { record: 1, .. }),
         "{err}"
     );
+    // A rank beyond ep in a (step, layer) the statistics are not of is an error too.
+    let mut other = t.clone();
+    other.records[3].rank = 9;
+    assert!(matches!(
+        TraceStats::compute(&other, 0, 0, 8, 4),
+        Err(StatsError::RankOutOfRange {
+            record: 4,
+            rank: 9,
+            ep: 4
+        })
+    ));
     // A malformed in-memory trace is an error, not a panic.
     let mut bad = t.clone();
     bad.records[1].top_indices[0].push(3);

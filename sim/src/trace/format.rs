@@ -188,12 +188,21 @@ pub enum LineError {
         /// The repeated ID.
         id: u16,
     },
+    /// The source rank is not below the EP degree the trace is read for.
+    #[error("field \"rank\": rank {rank} out of range for ep = {ep}")]
+    RankOutOfRange {
+        /// The rank found.
+        rank: u32,
+        /// EP degree.
+        ep: usize,
+    },
 }
 
 /// Checks the invariants of records that span more than one record (the common `topk`) as
 /// well as the per-record ones. Shared by the reader, [`Trace::validate`] and the statistics.
 pub(crate) struct RecordChecker {
     experts: Option<usize>,
+    ep: Option<usize>,
     first_topk: Option<(usize, usize)>,
     stamp: u32,
     seen: Vec<u32>,
@@ -204,14 +213,26 @@ impl RecordChecker {
     pub(crate) fn new(experts: Option<usize>) -> Self {
         RecordChecker {
             experts,
+            ep: None,
             first_topk: None,
             stamp: 0,
             seen: Vec::new(),
         }
     }
 
+    /// The checker with source ranks bounded by `ep` too, when known.
+    pub(crate) fn with_ep(mut self, ep: Option<usize>) -> Self {
+        self.ep = ep;
+        self
+    }
+
     /// Checks one record found on `line` (1-based).
     pub(crate) fn check(&mut self, rec: &TraceRecord, line: usize) -> Result<(), LineError> {
+        if let Some(ep) = self.ep {
+            if rec.rank as usize >= ep {
+                return Err(LineError::RankOutOfRange { rank: rec.rank, ep });
+            }
+        }
         if rec.topk == 0 {
             return Err(LineError::ZeroTopk);
         }
@@ -432,14 +453,41 @@ impl Trace {
         Self::from_reader(BufReader::new(file), &name, experts)
     }
 
+    /// [`Trace::read`] for a replay or statistics over `ep` ranks: every record, of every
+    /// (step, layer), must also have its source rank below `ep` (an error names its line).
+    pub fn read_for_ep(
+        path: &Path,
+        experts: Option<usize>,
+        ep: usize,
+    ) -> Result<Trace, TraceError> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|source| TraceError::Io {
+            file: name.clone(),
+            source,
+        })?;
+        Self::read_records(
+            BufReader::new(file),
+            &name,
+            RecordChecker::new(experts).with_ep(Some(ep)),
+        )
+    }
+
     /// Reads a JSON Lines trace from any buffered reader; `name` is the file name used in error
     /// messages. With `experts = Some(E)`, expert IDs `>= E` are rejected.
     pub fn from_reader(
-        mut reader: impl BufRead,
+        reader: impl BufRead,
         name: &str,
         experts: Option<usize>,
     ) -> Result<Trace, TraceError> {
-        let mut checker = RecordChecker::new(experts);
+        Self::read_records(reader, name, RecordChecker::new(experts))
+    }
+
+    /// Reads the records of `reader`, each checked by `checker`.
+    fn read_records(
+        mut reader: impl BufRead,
+        name: &str,
+        mut checker: RecordChecker,
+    ) -> Result<Trace, TraceError> {
         let mut records = Vec::new();
         let mut buf = Vec::new();
         let mut line = 0usize;

@@ -206,18 +206,11 @@ impl TraceStats {
         if !experts.is_multiple_of(ep) {
             return Err(StatsError::ExpertsNotDivisible { experts, ep });
         }
-        let selected: Vec<(usize, &TraceRecord)> = trace
-            .records
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.step == step && r.layer == layer)
-            .map(|(i, r)| (i + 1, r))
-            .collect();
-        if selected.is_empty() {
-            return Err(StatsError::NoRecords { step, layer });
-        }
+        // Every record obeys the limits, wherever it stands in the file, not only those of the
+        // (step, layer) the statistics are of.
         let mut checker = RecordChecker::new(Some(experts));
-        for &(record, r) in &selected {
+        for (i, r) in trace.records.iter().enumerate() {
+            let record = i + 1;
             checker
                 .check(r, record)
                 .map_err(|error| StatsError::InvalidRecord { record, error })?;
@@ -228,6 +221,16 @@ impl TraceStats {
                     ep,
                 });
             }
+        }
+        let selected: Vec<(usize, &TraceRecord)> = trace
+            .records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.step == step && r.layer == layer)
+            .map(|(i, r)| (i + 1, r))
+            .collect();
+        if selected.is_empty() {
+            return Err(StatsError::NoRecords { step, layer });
         }
         let per = experts / ep;
         let mut send = vec![vec![0u64; ep]; ep];
