@@ -347,6 +347,25 @@ fn unmapped_combine_is_an_error_response_not_a_hang() {
 }
 
 #[test]
+fn rsp_error_carries_stage_0_whatever_the_request_carried() {
+    // Spec §2.1: responses copy the request's stage, RSP_ERROR excepted (stage 0).
+    let mut f = Fabric::new(&cfg()).unwrap();
+    // A hub's error to a Combine request (stage 1), through the switch's result.
+    f.inject(0, ld_reduce(&[9], 1, 1, DType::F32, ReduceOp::Add));
+    let r = f.delivered[0].pop().unwrap();
+    assert_eq!((r.opcode, r.stage), (Opcode::RspError, Stage::Dispatch));
+    // The switch's error to a frame whose stage bit is what is wrong (a DYN_ST in stage 1).
+    let mut bad = store(&[5], 1, 1, 0);
+    bad.stage = Stage::Combine;
+    let out = f.switch.ingress_frame(3, Origin::Sm, &bad.encode());
+    assert_eq!(out.len(), 1);
+    let (port, r) = &out[0];
+    assert_eq!(*port, 3);
+    assert_eq!(r.ecode, ErrorCode::Opcode as u8);
+    assert_eq!((r.opcode, r.stage), (Opcode::RspError, Stage::Dispatch));
+}
+
+#[test]
 fn range_and_alloc_errors() {
     let mut f = Fabric::new(&cfg()).unwrap();
     // 2^log2_slots = 8 slots per expert: the ninth distinct aidx fails.
