@@ -645,7 +645,7 @@ impl SwitchBench {
         if !got.opcode.is_request() {
             return Err(self.mismatch(format!("hub {q} received a response: {got:?}")));
         }
-        let want = crate::scoreboard::match_flow(&mut self.ports[q].exp_req, q, got)
+        let want = crate::scoreboard::match_flow(&mut self.ports[q].exp_req, q, got, frame)
             .map_err(|e| self.mismatch(e))?;
         self.stats.packets_checked += 1;
         let rsps = self.ports[q].hub_model.handle(&want);
@@ -775,12 +775,7 @@ impl SwitchBench {
             )));
         };
         let want = self.ports[q].exp_rsp.remove(i);
-        if want != got {
-            return Err(self.mismatch(format!(
-                "SM {q} response: {}",
-                crate::diff::packet_diff(&want, &got)
-            )));
-        }
+        crate::scoreboard::check_response(q, &want, &got, frame).map_err(|e| self.mismatch(e))?;
         self.stats.packets_checked += 1;
         self.ports[q].delivered.push(got);
         self.ports[q].last_delivery = self.sim.cycles();

@@ -127,10 +127,16 @@ struct Expect {
     mem_exp: VecDeque<MemAccess>,
 }
 
-/// Checks a request hub `q` received against the head of its flow (the packets expected from
-/// its source port, in order) and returns the expected packet; the error says what differed.
-/// Shared by this scoreboard and the switch-level bench's.
-pub fn match_flow(flows: &mut [VecDeque<Packet>], q: usize, got: Packet) -> Result<Packet, String> {
+/// Checks a request hub `q` received (decoded `got` of the wire frame `frame`) against the head
+/// of its flow (the packets expected from its source port, in order), field by field and then
+/// bit for bit, and returns the expected packet; the error says what differed. Shared by this
+/// scoreboard and the switch-level bench's.
+pub fn match_flow(
+    flows: &mut [VecDeque<Packet>],
+    q: usize,
+    got: Packet,
+    frame: &[Flit],
+) -> Result<Packet, String> {
     let src = got.src_port as usize;
     let want = flows
         .get_mut(src)
@@ -142,7 +148,30 @@ pub fn match_flow(flows: &mut [VecDeque<Packet>], q: usize, got: Packet) -> Resu
             crate::diff::packet_diff(&want, &got)
         ));
     }
+    if let Some(d) = crate::diff::frame_diff(&want, frame) {
+        return Err(format!(
+            "hub {q}, packet from port {src}: the frame is not the golden encoding: {d}"
+        ));
+    }
     Ok(want)
+}
+
+/// Checks a response SM `q` received, decoded as `got` from `frame`, against the expected
+/// `want`: field by field, then bit for bit. Shared by this scoreboard and the switch-level
+/// bench's.
+pub fn check_response(q: usize, want: &Packet, got: &Packet, frame: &[Flit]) -> Result<(), String> {
+    if want != got {
+        return Err(format!(
+            "SM {q} response: {}",
+            crate::diff::packet_diff(want, got)
+        ));
+    }
+    if let Some(d) = crate::diff::frame_diff(want, frame) {
+        return Err(format!(
+            "SM {q} response: the frame is not the golden encoding: {d}"
+        ));
+    }
+    Ok(())
 }
 
 /// The golden model, its expectations and the checks.
@@ -249,7 +278,8 @@ impl Checker {
                 "hub {q} received an illegal frame ({e}): {frame:x?}"
             ))
         })?;
-        let want = match_flow(&mut self.ports[q].exp_req, q, got).map_err(|e| self.mismatch(e))?;
+        let want =
+            match_flow(&mut self.ports[q].exp_req, q, got, frame).map_err(|e| self.mismatch(e))?;
         self.packets_checked += 1;
         let hub = &mut self.golden.hubs[q];
         let rsps = hub.handle(&want);
@@ -336,12 +366,7 @@ impl Checker {
             )));
         };
         let want = self.ports[q].exp_rsp.remove(i);
-        if want != got {
-            return Err(self.mismatch(format!(
-                "SM {q} response: {}",
-                crate::diff::packet_diff(&want, &got)
-            )));
-        }
+        check_response(q, &want, &got, frame).map_err(|e| self.mismatch(e))?;
         self.packets_checked += 1;
         Ok(())
     }
