@@ -386,6 +386,34 @@ impl Stimulus {
         }
     }
 
+    /// A legal frame of [`Stimulus::any_legal`] with what a receiver must ignore sometimes set:
+    /// `rsvd` other than 0 (the check code over it, spec §2) in one frame of four, and the
+    /// unused lanes of a DYN op's last target flit other than 0xFFFF (spec §3) in one of two
+    /// that have any. The switch clears the first and forwards 0xFFFF in the second.
+    pub fn legal_frame(&mut self) -> (usize, Vec<Flit>) {
+        let (src, p) = self.any_legal();
+        let mut f = p.encode();
+        if self.rng.gen_bool(0.25) {
+            let mut b = to_bits(f[0]);
+            fields::set(
+                &mut b,
+                fields::RSVD,
+                self.rng.gen_range(1..=fields::RSVD.max()),
+            );
+            f[0] = with_hcc(fields::from_bits(&b));
+        }
+        let n = p.targets.len();
+        let per = fields::TARGETS_PER_FLIT;
+        if p.opcode.is_dynamic() && n % per != 0 && self.rng.gen_bool(0.5) {
+            let last = n.div_ceil(per);
+            for l in n % per..per {
+                let noise = u128::from(self.rng.gen::<u16>());
+                f[last] = (f[last] & !(0xFFFFu128 << (16 * l))) | (noise << (16 * l));
+            }
+        }
+        (src, f)
+    }
+
     /// A malformed frame: corrupted header, truncated or overlong, bad opcode,
     /// target count out of range, bad or duplicate expert IDs, and so on.
     pub fn malformed(&mut self) -> (usize, Vec<Flit>) {
@@ -396,7 +424,7 @@ impl Stimulus {
             fields::set(&mut b, field, v);
             f[0] = with_hcc(fields::from_bits(&b));
         };
-        match self.rng.gen_range(0..11) {
+        match self.rng.gen_range(0..13) {
             0 => {
                 let bit = self.rng.gen_range(0..128);
                 f[0] ^= 1u128 << bit;
@@ -438,6 +466,13 @@ impl Stimulus {
                     edit(&mut f, fields::STAGE, 1);
                 }
             }
+            10 => edit(&mut f, fields::ROP, 3),
+            // A stage that does not match the opcode (spec §2.1: ERR_OPCODE).
+            11 => edit(
+                &mut f,
+                fields::STAGE,
+                u64::from(p.opcode != Opcode::DynLdReduce),
+            ),
             _ => {
                 // A duplicated expert.
                 if p.opcode.is_dynamic() && p.targets.len() >= 2 {

@@ -119,8 +119,7 @@ pub(crate) fn campaign(
                     let (src, p) = s.dyn_out_of_range();
                     (src, p.encode())
                 } else {
-                    let (src, p) = s.any_legal();
-                    (src, p.encode())
+                    s.legal_frame()
                 };
                 flits += f.len() as u64;
                 push_frame(&mut b, src, f, checked);
@@ -158,8 +157,7 @@ pub(crate) fn resets(
                 let (src, f) = if rng.gen_bool(0.1) {
                     corrupt(&mut s, &mut rng)
                 } else {
-                    let (src, p) = s.any_legal();
-                    (src, p.encode())
+                    s.legal_frame()
                 };
                 flits += f.len() as u64;
                 push_frame(&mut b, src, f, checked);

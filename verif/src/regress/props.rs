@@ -237,6 +237,10 @@ fn run_ops(
                 }
                 Op::DynSt(x) => {
                     s.reseed(x);
+                    // One in 8 may name the source's own experts (self-delivery): its replica
+                    // returns to the source's hub, and a Combine of the token reduces the
+                    // requester's own port too.
+                    s.self_delivery = x % 8 == 3;
                     // One in 16 crowds one destination port (several target flits per replica),
                     // one in 16 crowds one port among others (pruned lists of several flits).
                     legal(
@@ -247,6 +251,7 @@ fn run_ops(
                             _ => s.dyn_st(),
                         },
                     );
+                    s.self_delivery = false;
                 }
                 Op::Redispatch(x) => {
                     s.reseed(x);
