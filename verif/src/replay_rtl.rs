@@ -238,7 +238,7 @@ pub struct Progress {
     /// Cycles of both phases so far.
     pub cycles: u64,
     /// The lower bound of both phases together: the run takes about this many cycles (the
-    /// replays of docs/perf.md end within 1.03 of it), so cycles / lower_bound is the progress.
+    /// replays of docs/perf.md end within 1.04 of it), so cycles / lower_bound is the progress.
     pub lower_bound: u64,
 }
 
