@@ -10,15 +10,16 @@ module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned NumPorts       = 8,
   parameter int unsigned ExpertsPerPort = 32,
   parameter int unsigned MaxTargets     = 32,
-  parameter bit          DynamicOps     = 1'b1,  // 0: static groups and unicast only (spec §5.7)
+  parameter bit          DynamicOps     = 1'b1,               // 0: static groups and unicast only (spec §5.7)
   parameter int unsigned NumGroups      = 16,
-  parameter int unsigned RedEntries     = 256,   // 64 KB of partials per port (the paper)
+  parameter int unsigned RedEntries     = 256,                // 64 KB of partials per port (the paper)
   parameter int unsigned TlbEntries     = 512,
   parameter int unsigned TlbWays        = 512,
-  parameter int unsigned XpDepth        = 128,   // flits: 8 packets per crosspoint queue
-  parameter int unsigned MemLines       = 4,     // 16-byte lines per hub memory beat
-  parameter int unsigned RedTimeout     = 65536, // switch: cycles a partial may be missing (0: none)
-  parameter int unsigned RedAccStages   = 2      // switch: pipeline stages of a result's reduction
+  parameter int unsigned XpDepth        = 128,                // flits: 8 packets per crosspoint queue
+  parameter int unsigned MemLines       = 4,                  // 16-byte lines per hub memory beat
+  parameter int unsigned RedTimeout     = 65536,              // switch: cycles a partial may be missing (0: none)
+  parameter int unsigned RedAccStages   = 2,                  // switch: pipeline stages of a result's reduction
+  parameter int unsigned RedUnits       = (NumPorts + 3) / 4  // switch: flit reductions, shared
 ) (
   input  logic                                   clk_i,
   input  logic                                   rst_ni,
@@ -72,7 +73,8 @@ module dysharp_top_tb import dysharp_pkg::*; #(
     .XpDepth        (XpDepth),
     .MemLines       (MemLines),
     .RedTimeout     (RedTimeout),
-    .RedAccStages   (RedAccStages)
+    .RedAccStages   (RedAccStages),
+    .RedUnits       (RedUnits)
   ) u_dut (
     .clk_i                 (clk_i),
     .rst_ni                (rst_ni),
