@@ -52,6 +52,8 @@ fn bad_flags_name_the_flag() {
         (vec!["area", "--flat", "--target", "ecp5"], "--flat"),
         (vec!["area", "--clock-mhz", "0"], "--clock-mhz"),
         (vec!["area", "--clock-mhz", "fast"], "--clock-mhz"),
+        (vec!["area", "--activity", "2"], "--activity"),
+        (vec!["area", "--activity=-0.1"], "--activity"),
         (
             vec!["area", "--timing-liberty", "/nonexistent/lib_tt_1v80.lib"],
             "/nonexistent/lib_tt_1v80.lib",
@@ -220,6 +222,27 @@ fn a_high_fanout_enable_is_buffered_and_timed_at_three_corners() {
     assert!(worst["to"].as_str().unwrap().starts_with("q_o["), "{worst}");
     // the buffer tree is in the netlist and in the area
     assert!(num(block(&v, "fanout"), "cells") > 2.0 * 2048.0, "{v}");
+    // power at tt: the cells' internal power is counted (OpenSTA reads the corner's voltage),
+    // the parts add up, and the flip-flops' clock pins are most of it
+    let p = &v["power"];
+    assert_eq!(p["corner"], "tt", "{p}");
+    assert_eq!(p["linked"], true, "{p}");
+    assert_eq!(num(p, "activity"), 0.1, "{p}");
+    let total = num(p, "total_mw");
+    assert!(num(p, "internal_mw") > 0.0, "{p}");
+    assert!(
+        num(p, "switching_mw") > 0.0 && num(p, "leakage_mw") > 0.0,
+        "{p}"
+    );
+    let parts = num(p, "internal_mw") + num(p, "switching_mw") + num(p, "leakage_mw");
+    assert!((parts - total).abs() <= 1e-6 * total, "{p}");
+    assert!(num(p, "sequential_mw") > 0.5 * total, "{p}");
+    assert_eq!(num(p, "memories_mw"), 0.0, "{p}");
+    assert!(
+        (num(p, "energy_per_cycle_pj") - total * 1e-3 / 250e6 * 1e12).abs() < 1e-6 * total,
+        "{p}"
+    );
+    assert_eq!(p["blocks"][0]["name"], "fanout", "{p}");
 }
 
 /// The whole design is timed linked from its blocks: an accumulator whose adder is a
@@ -301,6 +324,16 @@ fn paths_through_memories_are_timed() {
     );
     assert!(num(worst, "delay_ns") > 2.5, "{worst}");
     assert!(t["errors"].as_array().unwrap().is_empty(), "{t}");
+    // the memory's power is OpenRAM's, per bit of width: OpenSTA gives the Liberty of
+    // sky130_sram_1rw1r_64x256_8 itself 54.742 mW of internal power at 150 MHz (both ports
+    // clocked), and this memory is 32 bits wide
+    let p = &v["power"];
+    let expected = 54.742 * 32.0 / 64.0;
+    assert!(
+        (num(p, "memories_mw") - expected).abs() < 0.01 * expected,
+        "{p} against {expected} mW"
+    );
+    assert!(num(p, "memories_mw") < num(p, "total_mw"), "{p}");
 }
 
 /// A ripple-carry chain of full adders, each adder a block instance: the linked design's

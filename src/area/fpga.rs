@@ -637,6 +637,7 @@ pub fn run(args: &AreaArgs, cfg: &Config, root: &Path) -> Result<AreaReport, Are
         sram_model: super::sram_model(),
         blocks: Vec::new(),
         timing: None,
+        power: None,
         fpga: Some(fr),
         flat: None,
         out_dir: out,

@@ -75,11 +75,10 @@ fn run_corner(
 ) -> Result<(), AreaError> {
     let key = format!(
         "{} linked {blocks}",
-        sta_key(sta.corners, sta.ports, sta.period)
+        sta_key(sta.corners, sta.ports, sta.period, sta.power)
     );
     let stamp = sta.root.join(format!("{}/{}.sta.key", sta.out, sta.name));
-    let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-        && sta.corners.iter().all(|c| sta.report(c.kind).is_file());
+    let cached = std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && sta.reports_exist();
     if cached {
         return Ok(());
     }
@@ -103,7 +102,7 @@ fn run_corner(
 }
 
 /// Times the linked design at every corner; returns its paths (the worst of each corner's
-/// check), or why it could not.
+/// check) and its power at the tt corner (if there is one), or why it could not.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     root: &Path,
@@ -115,7 +114,8 @@ pub fn run(
     ports: Ports,
     period: f64,
     jobs: usize,
-) -> Result<Vec<TimedPath>, AreaError> {
+    activity: f64,
+) -> Result<(Vec<TimedPath>, Option<super::power::Watts>), AreaError> {
     let top = blocks.first().ok_or_else(|| AreaError::Tool {
         tool: "sta".into(),
         msg: "no blocks to link".into(),
@@ -164,6 +164,7 @@ pub fn run(
             seq,
             ports,
             period,
+            power: Some(activity),
         })
         .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -184,7 +185,13 @@ pub fn run(
         return Err(e);
     }
     let mut paths = Vec::new();
+    let mut power = None;
     for (c, sta) in corners.iter().zip(&runs) {
+        if sta.has_power() {
+            power = std::fs::read_to_string(sta.power_report())
+                .ok()
+                .and_then(|t| super::power::parse(&t));
+        }
         let rpt = sta.report(c.kind);
         let text = std::fs::read_to_string(&rpt).map_err(|e| AreaError::Io {
             path: rpt.display().to_string(),
@@ -200,7 +207,7 @@ pub fn run(
                 }),
         );
     }
-    Ok(paths)
+    Ok((paths, power))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod fpga;
 pub mod linked;
 pub mod output;
 pub mod plan;
+pub mod power;
 pub mod report;
 pub mod sram;
 pub mod sram_timing;
@@ -120,6 +121,10 @@ pub struct AreaArgs {
     /// `clock_mhz` in rtl/models.toml, 150 when it names none, and 150 for --rtl).
     #[arg(long, value_name = "MHZ")]
     pub clock_mhz: Option<f64>,
+    /// Switching activity of the power report: transitions per clock cycle of every data net
+    /// (0 to 1; the clock makes two). Power is reported with timing at a tt corner.
+    #[arg(long, value_name = "A", default_value_t = power::DEFAULT_ACTIVITY)]
+    pub activity: f64,
     /// Memories: keep SRAM-shaped ones as macros, or map all to flip-flops.
     #[arg(long, value_enum, default_value_t = MemMode::Macros)]
     pub memories: MemMode,
@@ -238,6 +243,8 @@ pub struct AreaReport {
     pub blocks: Vec<BlockReport>,
     /// Static timing, if it ran.
     pub timing: Option<timing::Timing>,
+    /// Power at the tt corner, if timing ran there.
+    pub power: Option<power::Power>,
     /// FPGA results (FPGA targets; then `blocks` is empty).
     pub fpga: Option<fpga::FpgaReport>,
     /// `--flat`: the flat cross-check.
@@ -412,6 +419,7 @@ fn timing_corners(
         corners.push(timing::Corner {
             kind,
             source: t.display().to_string(),
+            sta_liberty: timing::sta_liberty(&staged)?,
             liberty: staged,
         });
     }
@@ -422,6 +430,7 @@ fn timing_corners(
                 corners.push(timing::Corner {
                     kind: timing::CornerKind::of_file(src).unwrap_or(timing::CornerKind::Tt),
                     source: src.display().to_string(),
+                    sta_liberty: timing::sta_liberty(&staged)?,
                     liberty: staged,
                 });
             }
@@ -588,7 +597,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
     } else {
         None
     };
-    let timing = if corners.is_empty() {
+    let mut timing = if corners.is_empty() {
         None
     } else {
         match timing::run_sta(
@@ -605,6 +614,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
             cfg.clock_mhz,
             jobs,
             &modules,
+            args.activity,
         ) {
             Ok(t) => Some(t),
             Err(e) => {
@@ -678,6 +688,7 @@ pub fn run_one(args: &AreaArgs, cfg: &plan::Config, root: &Path) -> Result<AreaR
         memories: args.memories,
         sram_model: sram_model(),
         blocks,
+        power: timing.as_mut().and_then(|t| t.power.take()),
         timing,
         fpga: None,
         flat,
@@ -700,6 +711,15 @@ fn resolve(args: &AreaArgs, params: &[String]) -> Result<plan::Config, AreaError
             });
         }
         cfg.clock_mhz = f;
+    }
+    if !(args.activity.is_finite() && (0.0..=1.0).contains(&args.activity)) {
+        return Err(AreaError::Flag {
+            flag: "activity",
+            msg: format!(
+                "{}: transitions per clock cycle of a data net, from 0 to 1",
+                args.activity
+            ),
+        });
     }
     Ok(cfg)
 }

@@ -229,6 +229,9 @@ pub fn table(r: &AreaReport) -> String {
     if let Some(tm) = &r.timing {
         let _ = writeln!(s, "{}", tm.summary());
     }
+    if let Some(p) = &r.power {
+        s += &super::power::summary(p);
+    }
     s
 }
 

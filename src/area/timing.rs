@@ -128,6 +128,8 @@ pub struct Corner {
     pub source: String,
     /// Its staged (decompressed) copy.
     pub liberty: PathBuf,
+    /// The copy OpenSTA reads ([`sta_liberty`]).
+    pub sta_liberty: PathBuf,
 }
 
 /// One timed path.
@@ -198,6 +200,9 @@ pub struct Timing {
     pub sta_version: String,
     /// Blocks whose timing could not be read, with OpenSTA's first error.
     pub errors: Vec<String>,
+    /// Power at the tt corner (the report's `power`).
+    #[serde(skip)]
+    pub power: Option<super::power::Power>,
 }
 
 impl Timing {
@@ -254,6 +259,73 @@ pub fn has_timing(lib: &Path) -> bool {
         .and_then(|mut f| f.read(&mut buf))
         .unwrap_or(0);
     String::from_utf8_lossy(&buf[..n]).contains("cell_rise")
+}
+
+/// The copy of a staged Liberty file that OpenSTA reads: sky130's files give
+/// `default_operating_conditions` before the `operating_conditions` group it names, which
+/// OpenSTA 2.0.17 then does not find ("default_operating_condition ... not found"), and
+/// without its voltage every cell's internal power is 0. The copy moves the attribute after
+/// the group (`<file>.sta.lib` beside it); a file without the problem is its own copy.
+pub fn sta_liberty(staged: &Path) -> Result<PathBuf, AreaError> {
+    let text = std::fs::read_to_string(staged).map_err(|e| AreaError::Io {
+        path: staged.display().to_string(),
+        err: e,
+    })?;
+    let Some(fixed) = operating_conditions_first(&text) else {
+        return Ok(staged.to_path_buf());
+    };
+    let dst = PathBuf::from(format!("{}.sta.lib", staged.display()));
+    if !dst.is_file() {
+        let tmp = PathBuf::from(format!("{}.{}.tmp", dst.display(), std::process::id()));
+        super::flow::write(&tmp, &fixed)?;
+        std::fs::rename(&tmp, &dst).map_err(|e| AreaError::Io {
+            path: dst.display().to_string(),
+            err: e,
+        })?;
+    }
+    Ok(dst)
+}
+
+/// `text` with its `default_operating_conditions` attribute moved after the group it names,
+/// if it came before it.
+fn operating_conditions_first(text: &str) -> Option<String> {
+    let attr_at = text.find("default_operating_conditions")?;
+    let line_start = text[..attr_at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = attr_at + text[attr_at..].find('\n')? + 1;
+    let line = &text[line_start..line_end];
+    let name = line.split('"').nth(1)?;
+    let group_at = text
+        .find(&format!("operating_conditions (\"{name}\")"))
+        .or_else(|| text.find(&format!("operating_conditions(\"{name}\")")))?;
+    if group_at < line_start {
+        return None;
+    }
+    // the group's end: its braces balanced
+    let open = group_at + text[group_at..].find('{')?;
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, ch) in text[open..].char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(open + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
+    let after = end + text[end..].find('\n').map_or(text.len() - end, |i| i + 1);
+    Some(format!(
+        "{}{}{}{}",
+        &text[..line_start],
+        &text[line_end..after],
+        line,
+        &text[after..]
+    ))
 }
 
 /// The sequential cells of a Liberty file (an `ff` or `latch` group) and their output pins.
@@ -615,6 +687,7 @@ pub fn run_sta(
     target_mhz: f64,
     jobs: usize,
     modules: &[String],
+    activity: f64,
 ) -> Result<Timing, AreaError> {
     let version = sta_version()?;
     let period = 1000.0 / target_mhz;
@@ -632,7 +705,7 @@ pub fn run_sta(
         })?;
         seq.extend(sequential_cells(&text));
     }
-    let key = sta_key(corners, ports, period);
+    let key = sta_key(corners, ports, period, Some(activity));
     // One OpenSTA process per block whose report is not cached, up to `jobs` at a time (each
     // reads the Liberty files again: most of its time).
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -644,7 +717,7 @@ pub fn run_sta(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(b) = todo.get(i) else { break };
-                match sta_block(root, out, b, corners, &seq, ports, period, &key) {
+                match sta_block(root, out, b, corners, &seq, ports, period, activity, &key) {
                     Ok(regs) => {
                         results.lock().unwrap().insert(b.id.clone(), regs);
                     }
@@ -663,7 +736,15 @@ pub fn run_sta(
     let mut all: Vec<TimedPath> = Vec::new();
     let mut per_block: Vec<TimedPath> = Vec::new();
     let mut errors = Vec::new();
+    let mut own_power: BTreeMap<&str, super::power::Watts> = BTreeMap::new();
     for b in todo {
+        let rpt = root.join(format!("{out}/{}.power.txt", b.id));
+        if let Some(w) = std::fs::read_to_string(&rpt)
+            .ok()
+            .and_then(|t| super::power::parse(&t))
+        {
+            own_power.insert(b.id.as_str(), w);
+        }
         let no_regs = BTreeMap::new();
         let names = regs.get(&b.id).unwrap_or(&no_regs);
         for c in corners {
@@ -691,6 +772,7 @@ pub fn run_sta(
         .iter()
         .zip(owns)
         .all(|(b, o)| o.is_some() && !failed.contains_key(&b.id));
+    let mut linked_power = None;
     let (linked, linked_error) = if !complete {
         (
             false,
@@ -698,10 +780,11 @@ pub fn run_sta(
         )
     } else {
         match super::linked::run(
-            root, out, blocks, modules, corners, &seq, ports, period, jobs,
+            root, out, blocks, modules, corners, &seq, ports, period, jobs, activity,
         ) {
-            Ok(paths) if !paths.is_empty() => {
+            Ok((paths, power)) if !paths.is_empty() => {
                 all = paths;
+                linked_power = power;
                 (true, None)
             }
             Ok(_) => (
@@ -748,7 +831,24 @@ pub fn run_sta(
         .filter_map(|r| r.worst_hold_ns)
         .all(|s| s >= 0.0);
     let meets = tt.map(|t| t.worst_setup_ns.is_none_or(|s| s >= 0.0) && hold_ok);
+    let parts: Vec<super::power::Part> = blocks
+        .iter()
+        .map(|b| super::power::Part {
+            name: &b.name,
+            instances: b.instances,
+            parent: b.parent,
+            own: own_power.get(b.id.as_str()).copied(),
+        })
+        .collect();
+    let power = super::power::combine(
+        &parts,
+        linked_power,
+        CornerKind::Tt.name(),
+        target_mhz,
+        activity,
+    );
     Ok(Timing {
+        power,
         target_mhz,
         meets,
         uncertainty_ns: UNCERTAINTY_NS,
@@ -797,7 +897,7 @@ pub fn sta_setup(
         tcl += &format!(
             "read_liberty -corner {} {{{}}}\n",
             c.kind.name(),
-            c.liberty.display()
+            c.sta_liberty.display()
         );
         if let Some(l) = sram_lib {
             tcl += &format!(
@@ -877,6 +977,8 @@ pub(crate) struct StaNetlist<'a> {
     pub(crate) seq: &'a BTreeMap<String, Vec<String>>,
     pub(crate) ports: Ports<'a>,
     pub(crate) period: f64,
+    /// The activity of a power report at the tt corner, if one is wanted.
+    pub(crate) power: Option<f64>,
 }
 
 impl StaNetlist<'_> {
@@ -888,6 +990,23 @@ impl StaNetlist<'_> {
             self.name,
             corner.name()
         ))
+    }
+
+    /// The power report file (at the tt corner).
+    pub(crate) fn power_report(&self) -> PathBuf {
+        self.root
+            .join(format!("{}/{}.power.txt", self.out, self.name))
+    }
+
+    /// Whether this run writes a power report.
+    pub(crate) fn has_power(&self) -> bool {
+        self.power.is_some() && self.corners.iter().any(|c| c.kind == CornerKind::Tt)
+    }
+
+    /// Whether every report of this run is there.
+    pub(crate) fn reports_exist(&self) -> bool {
+        self.corners.iter().all(|c| self.report(c.kind).is_file())
+            && (!self.has_power() || self.power_report().is_file())
     }
 
     /// Runs OpenSTA on `netlist` (top module `top`, memory cells of `shapes`); returns its
@@ -921,6 +1040,10 @@ impl StaNetlist<'_> {
             let _ = std::fs::remove_file(self.report(c.kind));
             tcl += &report_tcl(c.kind, &self.report(c.kind));
         }
+        let _ = std::fs::remove_file(self.power_report());
+        if let (true, Some(a)) = (self.has_power(), self.power) {
+            tcl += &super::power::report_tcl(CornerKind::Tt.name(), a, &self.power_report());
+        }
         tcl += "exit\n";
         let script = file("sta.tcl");
         super::flow::write(&script, &tcl)?;
@@ -941,8 +1064,15 @@ impl StaNetlist<'_> {
 }
 
 /// What a block's cached reports depend on besides its netlist.
-pub(crate) fn sta_key(corners: &[Corner], ports: Ports, period: f64) -> String {
+pub(crate) fn sta_key(corners: &[Corner], ports: Ports, period: f64, power: Option<f64>) -> String {
+    // the power commands themselves: a change of them re-runs the reports
     let mut k = format!(
+        "power {:?} sram energy {} leakage {} ",
+        power.map(|a| super::power::report_tcl(CornerKind::Tt.name(), a, Path::new(""))),
+        super::sram_timing::EDGE_PJ_PER_BIT,
+        super::sram_timing::LEAK_NW_PER_BIT
+    );
+    k += &format!(
         "clock {} reset {} period {period:.6} uncertainty {UNCERTAINTY_NS} {DELAY_CALCULATOR} \
          sram {} {} {} {} reset transition {RESET_TRANSITION_NS}",
         ports.clock,
@@ -953,7 +1083,7 @@ pub(crate) fn sta_key(corners: &[Corner], ports: Ports, period: f64) -> String {
         super::sram_timing::WR_EN_BIT_CAP_PF,
     );
     for c in corners {
-        k += &format!(" {}={}", c.kind.name(), c.liberty.display());
+        k += &format!(" {}={}", c.kind.name(), c.sta_liberty.display());
     }
     k
 }
@@ -969,6 +1099,7 @@ fn sta_block(
     seq: &BTreeMap<String, Vec<String>>,
     ports: Ports,
     period: f64,
+    activity: f64,
     key: &str,
 ) -> Result<BTreeMap<String, String>, AreaError> {
     let mut text = String::new();
@@ -986,11 +1117,10 @@ fn sta_block(
         seq,
         ports,
         period,
+        power: Some(activity),
     };
     let stamp = root.join(format!("{out}/{}.sta.key", b.id));
-    if std::fs::read_to_string(&stamp).is_ok_and(|k| k == key)
-        && corners.iter().all(|c| sta.report(c.kind).is_file())
-    {
+    if std::fs::read_to_string(&stamp).is_ok_and(|k| k == key) && sta.reports_exist() {
         return Ok(regs);
     }
     let log = sta.run(&plain_netlist(&named), &shapes, &sta_module(&b.rep))?;
@@ -1022,6 +1152,19 @@ mod tests {
             plain_netlist("module \\a$b[0].c (x);\n  \\q.r  y;"),
             "module e_a_b_0__c (x);\n  e_q_r  y;"
         );
+    }
+
+    #[test]
+    fn the_default_operating_conditions_follow_their_group() {
+        let lib = "library (x) {\n  default_operating_conditions : \"tt\";\n  operating_conditions (\"tt\") {\n    voltage : 1.8;\n  }\n  cell (a) { }\n}\n";
+        let fixed = operating_conditions_first(lib).unwrap();
+        assert_eq!(
+            fixed,
+            "library (x) {\n  operating_conditions (\"tt\") {\n    voltage : 1.8;\n  }\n  default_operating_conditions : \"tt\";\n  cell (a) { }\n}\n"
+        );
+        // already in order, or no default: nothing to change
+        assert!(operating_conditions_first(&fixed).is_none());
+        assert!(operating_conditions_first("library (x) { }\n").is_none());
     }
 
     #[test]
