@@ -5,7 +5,9 @@
 //! per clock cycle ([`DEFAULT_ACTIVITY`], `--activity`), with a duty of one half; the clock
 //! toggles twice a cycle. Internal power comes from the cells' Liberty tables, switching power
 //! from each net's load (pins and the wire-load model), leakage from the Liberty. Memories
-//! kept as SRAM macros are cells whose energy and leakage are OpenRAM's (`sram_timing`).
+//! kept as SRAM macros are cells with OpenRAM's leakage (`sram_timing`); their accesses, each
+//! port at the same stated rate per cycle, cost OpenRAM's energy per bit of width, added here
+//! (as internal power) to OpenSTA's figures.
 //!
 //! Each block is measured on its own netlist (its own logic, per instance) and the whole
 //! design linked from them: the top's figure is the linked design's when it could be linked.
@@ -152,6 +154,14 @@ pub struct Part<'a> {
     pub parent: Option<usize>,
     /// Its own netlist's power, if measured.
     pub own: Option<Watts>,
+    /// The widths of its own memories kept as macros (two ports each).
+    pub memory_widths: Vec<u64>,
+}
+
+/// The access power of a memory `width` bits wide with two ports each accessed `activity`
+/// times per cycle at `clock_mhz`, W.
+pub fn access_watts(width: u64, activity: f64, clock_mhz: f64) -> f64 {
+    2.0 * activity * clock_mhz * 1e6 * width as f64 * super::sram_timing::ACCESS_PJ_PER_BIT * 1e-12
 }
 
 /// The configuration's power from each block's own figures (sub-blocks added up the
@@ -166,7 +176,36 @@ pub fn combine(
     if parts.iter().all(|p| p.own.is_none()) && linked.is_none() {
         return None;
     }
-    let mut totals: Vec<Watts> = parts.iter().map(|p| p.own.unwrap_or_default()).collect();
+    // each block's own memory accesses, added to what OpenSTA measured
+    let access: Vec<f64> = parts
+        .iter()
+        .map(|p| {
+            p.memory_widths
+                .iter()
+                .map(|w| access_watts(*w, activity, clock_mhz))
+                .sum()
+        })
+        .collect();
+    let with_access = |w: Watts, a: f64| Watts {
+        internal: w.internal + a,
+        total: w.total + a,
+        memories: w.memories + a,
+        ..w
+    };
+    let owns: Vec<Option<Watts>> = parts
+        .iter()
+        .zip(&access)
+        .map(|(p, a)| p.own.map(|w| with_access(w, *a)))
+        .collect();
+    let mut totals: Vec<Watts> = owns.iter().map(|o| o.unwrap_or_default()).collect();
+    let mut all_access = access.clone();
+    for i in (0..parts.len()).rev() {
+        if let Some(p) = parts[i].parent {
+            let per_parent = (parts[i].instances / parts[p].instances.max(1)) as f64;
+            all_access[p] += all_access[i] * per_parent;
+        }
+    }
+    let linked = linked.map(|w| with_access(w, all_access.first().copied().unwrap_or(0.0)));
     for i in (0..parts.len()).rev() {
         if let Some(p) = parts[i].parent {
             let per_parent = (parts[i].instances / parts[p].instances.max(1)) as f64;
@@ -193,12 +232,13 @@ pub fn combine(
         blocks: parts
             .iter()
             .zip(&totals)
-            .filter(|(p, _)| p.own.is_some())
-            .map(|(p, t)| BlockPower {
+            .zip(&owns)
+            .filter(|((p, _), _)| p.own.is_some())
+            .map(|((p, t), o)| BlockPower {
                 name: p.name.to_string(),
                 instances: p.instances,
                 total_mw: mw(t.total),
-                own_mw: mw(p.own.map_or(0.0, |o| o.total)),
+                own_mw: mw(o.map_or(0.0, |o| o.total)),
                 memories_mw: mw(t.memories),
             })
             .collect(),
@@ -206,9 +246,9 @@ pub fn combine(
             "OpenSTA report_power at {corner}, {clock_mhz} MHz: every data net {activity} \
              transitions per cycle (duty 0.5), the clock two; cells' internal power from their \
              Liberty tables, switching power of pin and wire-load capacitance, leakage; \
-             memories kept as macros at OpenRAM's energy per clock edge and leakage (scaled per \
-             bit from sky130_sram_1rw1r_64x256_8), whether accessed or not; no clock tree, no \
-             glitches; {}",
+             memories kept as macros: each of two ports accessed {activity} times per cycle at \
+             OpenRAM's energy per access, and OpenRAM's leakage (both scaled per bit from \
+             sky130_sram_1rw1r_64x256_8); no clock tree, no glitches; {}",
             if linked.is_some() {
                 "the whole design linked from the blocks' netlists"
             } else {
@@ -279,25 +319,36 @@ Total                2.582138e-05 3.025806e-07 2.753063e-11 2.612398e-05 100.0%
                 instances: 1,
                 parent: None,
                 own: Some(w(1.0)),
+                memory_widths: vec![],
             },
             Part {
                 name: "hub",
                 instances: 4,
                 parent: Some(0),
                 own: Some(w(0.5)),
+                memory_widths: vec![],
             },
             Part {
                 name: "hub.tlb",
                 instances: 4,
                 parent: Some(1),
                 own: Some(w(0.25)),
+                memory_widths: vec![64],
             },
         ];
+        // the TLB's memory: two ports at 0.1 accesses a cycle, 100 MHz, 45.618 pJ per access
+        let a = access_watts(64, 0.1, 100.0);
+        assert!((a - 2.0 * 0.1 * 1e8 * 45.61834e-12).abs() < 1e-15, "{a}");
         let p = combine(&parts, None, "tt", 100.0, 0.1).unwrap();
-        assert!((p.total_mw - 4000.0).abs() < 1e-9, "{}", p.total_mw);
-        assert!((p.blocks[1].total_mw - 750.0).abs() < 1e-9);
-        assert!((p.energy_per_cycle_pj - 4e4).abs() < 1e-6);
+        assert!(
+            (p.total_mw - 1e3 * (4.0 * 0.75 + 1.0 + 4.0 * a)).abs() < 1e-9,
+            "{}",
+            p.total_mw
+        );
+        assert!((p.blocks[1].total_mw - 1e3 * (0.75 + a)).abs() < 1e-9);
+        assert!((p.blocks[2].own_mw - 1e3 * (0.25 + a)).abs() < 1e-9);
+        assert!((p.memories_mw - 1e3 * 4.0 * a).abs() < 1e-9);
         let l = combine(&parts, Some(w(3.0)), "tt", 100.0, 0.1).unwrap();
-        assert!(l.linked && (l.total_mw - 3000.0).abs() < 1e-9);
+        assert!(l.linked && (l.total_mw - 1e3 * (3.0 + 4.0 * a)).abs() < 1e-9);
     }
 }

@@ -12,12 +12,12 @@
 //! README calls imprecise (and whose 0.34–0.48 ns clock to output is far below the measured
 //! figure); 0.5 ns is used. One set of figures serves every corner.
 //!
-//! Power: the clock pin of each port carries the internal power of the OpenRAM Liberty of
-//! `sky130_sram_1rw1r_64x256_8` (lambdapdk; OpenRAM's analytical model: 45.618 pJ for the rise
-//! and for the fall of a 64-bit port's clock, whether it reads, writes or idles) scaled per bit
-//! of width ([`EDGE_PJ_PER_BIT`]), and each stored bit leaks [`LEAK_NW_PER_BIT`] (its 0.020078 mW
-//! for 16,384 bits). OpenSTA evaluates these as it evaluates the macro's own Liberty: 54.74 mW
-//! at 150 MHz for that macro with both ports clocked, half of it for a 32-bit memory.
+//! Power: each stored bit leaks [`LEAK_NW_PER_BIT`] (the 0.020078 mW of the OpenRAM Liberty of
+//! `sky130_sram_1rw1r_64x256_8`, lambdapdk, for its 16,384 bits). The energy of an access,
+//! [`ACCESS_PJ_PER_BIT`] per bit of width, is counted by `power` at the stated access rate:
+//! OpenRAM's Liberty puts its energy on the clock pin whatever the enables (an idle macro would
+//! burn as much as a busy one), and an enable tied high (a read every cycle) has no activity
+//! for OpenSTA to weigh an enable pin's energy with.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -40,9 +40,9 @@ pub const PIN_CAP_PF: f64 = 0.005;
 /// queue).
 pub const WR_EN_BIT_CAP_PF: f64 = PIN_CAP_PF / 8.0;
 
-/// Internal power of a port's clock rise (and of its fall) per bit of the memory's width, pJ
-/// (OpenRAM's 45.61834 pJ for a 64-bit port).
-pub const EDGE_PJ_PER_BIT: f64 = 45.61834 / 64.0;
+/// Energy of one access of one port per bit of the memory's width, pJ: OpenRAM's 45.61834 pJ
+/// per clock transition of a 64-bit port of `sky130_sram_1rw1r_64x256_8` (its analytical model).
+pub const ACCESS_PJ_PER_BIT: f64 = 45.61834 / 64.0;
 
 /// Leakage per stored bit, nW (OpenRAM's 0.020078 mW for 256 × 64 bits).
 pub const LEAK_NW_PER_BIT: f64 = 0.020078e6 / 16384.0;
@@ -222,12 +222,7 @@ pub fn liberty(shapes: &BTreeSet<Shape>) -> String {
             s.cell(),
             (s.width * s.words) as f64 * LEAK_NW_PER_BIT
         );
-        let edge = s.width as f64 * EDGE_PJ_PER_BIT;
-        let clock = format!(
-            "      capacitance : {PIN_CAP_PF};\n      clock : true;\n      internal_power () {{\n\
-             \x20       rise_power (scalar) {{ values (\"{edge}\"); }}\n\
-             \x20       fall_power (scalar) {{ values (\"{edge}\"); }}\n      }}\n"
-        );
+        let clock = format!("      capacitance : {PIN_CAP_PF};\n      clock : true;\n");
         let _ = write!(
             lib,
             "    pin (RD_CLK) {{\n      direction : input;\n{clock}    }}\n\
@@ -275,7 +270,7 @@ mod tests {
         assert!(!text.contains("WR_EN") && !text.contains("MEMID"), "{text}");
         let lib = liberty(&shapes);
         assert!(lib.contains("cell (dysharp_sram_w129_a7_d126)"));
-        assert!(lib.contains("is_macro_cell : true;") && lib.contains("internal_power"));
+        assert!(lib.contains("is_macro_cell : true;") && lib.contains("cell_leakage_power"));
         assert!(lib.contains("bit_width : 129;") && lib.contains("bit_width : 7;"));
         assert_eq!(lib.matches('{').count(), lib.matches('}').count());
     }

@@ -838,6 +838,22 @@ pub fn run_sta(
             instances: b.instances,
             parent: b.parent,
             own: own_power.get(b.id.as_str()).copied(),
+            memory_widths: owns
+                .get(
+                    blocks
+                        .iter()
+                        .position(|x| x.id == b.id)
+                        .unwrap_or(usize::MAX),
+                )
+                .and_then(Option::as_ref)
+                .map(|o| {
+                    o.memories
+                        .iter()
+                        .filter(|m| m.mapped_to == "memory model")
+                        .map(|m| m.width)
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
         .collect();
     let power = super::power::combine(
@@ -1067,9 +1083,8 @@ impl StaNetlist<'_> {
 pub(crate) fn sta_key(corners: &[Corner], ports: Ports, period: f64, power: Option<f64>) -> String {
     // the power commands themselves: a change of them re-runs the reports
     let mut k = format!(
-        "power {:?} sram energy {} leakage {} ",
+        "power {:?} sram leakage {} ",
         power.map(|a| super::power::report_tcl(CornerKind::Tt.name(), a, Path::new(""))),
-        super::sram_timing::EDGE_PJ_PER_BIT,
         super::sram_timing::LEAK_NW_PER_BIT
     );
     k += &format!(
