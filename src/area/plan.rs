@@ -93,7 +93,8 @@ pub fn external(
 
 /// The sources to elaborate, relative to the project root: the project's RTL (`dysharp.core`),
 /// or an external design's files copied to `target/area/rtl-<top>/src/` (Yosys reads files
-/// only under the folder it runs in; a file's position in the list is kept in its name).
+/// only under the folder it runs in; a file's position in the list is kept in its name; a
+/// header, `.svh` or `.vh`, keeps its own name for the `include`s that name it).
 pub fn sources(root: &Path, cfg: &Config) -> Result<Vec<String>, AreaError> {
     if cfg.external.is_empty() {
         return rtl_files(root);
@@ -110,12 +111,21 @@ pub fn sources(root: &Path, cfg: &Config) -> Result<Vec<String>, AreaError> {
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
-        let rel = format!("{dir}/{i:03}-{name}");
+        // a header is reached through `include` from the files beside it: its own name, not
+        // a source of its own
+        let header = name.ends_with(".svh") || name.ends_with(".vh");
+        let rel = if header {
+            format!("{dir}/{name}")
+        } else {
+            format!("{dir}/{i:03}-{name}")
+        };
         std::fs::copy(f, root.join(&rel)).map_err(|e| AreaError::Io {
             path: f.display().to_string(),
             err: e,
         })?;
-        out.push(rel);
+        if !header {
+            out.push(rel);
+        }
     }
     Ok(out)
 }
