@@ -171,71 +171,148 @@ package dysharp_fp_pkg;
   // needs at most one left shift, so guard/round/sticky give the exact rounding; shifts of 0 or 1
   // lose nothing. Normalisation shifts left at most down to biased exponent 1, leaving a
   // subnormal (leading one below bit 26) with exponent field 0.
-  function automatic logic [31:0] fp_add(input logic [31:0] a, input logic [31:0] b);
+  //
+  // Written as seven phases over fp_add_t (swap, align, the low and the high half of the sum,
+  // leading zeros, normalising shift, round) so that a pipeline can put registers between them
+  // (dysharp_fp_step) and still compute exactly fp_add: fp_add is their composition. Unpacked: a
+  // simulator keeps each field a variable of its own.
+  typedef struct {
+    logic        nan;    // the result is the canonical NaN
+    logic        inf;    // the result is the infinity x, {sx, 0x7F800000}
+    logic        zsign;  // sign of an exact zero: -0 only for (-0) + (-0)
+    logic        sx;     // sign of x, the larger magnitude
+    logic        sub;    // signs differ
+    logic [7:0]  ex;     // effective biased exponent of x (1 for subnormals and zero)
+    logic [4:0]  dd;     // alignment shift of y, saturated at 27
+    logic [26:0] ax;     // x's significand and three zero bits
+    logic [23:0] ysig;   // y's significand (hidden bit included)
+    logic [26:0] ay;     // y aligned: guard, round, sticky below
+    logic [13:0] lo;     // the sum's low 14 bits ...
+    logic        c_lo;   // ... and their carry
+    logic [27:0] sum;    // {1'b0, ax} + or - {1'b0, ay}
+    logic        zero;   // the sum is exactly zero
+    logic [4:0]  sh;     // left shift of the sum (no carry)
+    logic [26:0] norm;   // normalised significand and guard, round, sticky
+    logic [8:0]  e;      // biased exponent of norm[26], 1 ..= 255
+  } fp_add_t;
+
+  // Phase 1: order the operands by magnitude, the special cases, the alignment shift (both
+  // exponent differences computed beside the magnitude comparison, then chosen).
+  function automatic fp_add_t fp_add_swap(input logic [31:0] a, input logic [31:0] b);
     /* verilator no_inline_task */
+    fp_add_t     t;
     logic        a_inf, b_inf, swap;
     logic [31:0] x, y;
-    logic        sx, sub;
-    logic [7:0]  ex, ey;     // effective biased exponents (1 for subnormals and zero)
-    logic [7:0]  d;
-    logic [4:0]  dd;         // alignment shift, saturated at 27
+    logic [7:0]  ea, eb, d;
+    t     = '{default: '0};
+    a_inf = (a[30:0] == 31'h7F80_0000);
+    b_inf = (b[30:0] == 31'h7F80_0000);
+    swap  = b[30:0] > a[30:0];
+    x     = swap ? b : a;
+    y     = swap ? a : b;
+    ea    = (a[30:23] == 8'h0) ? 8'd1 : a[30:23];
+    eb    = (b[30:23] == 8'h0) ? 8'd1 : b[30:23];
+    d     = swap ? (eb - ea) : (ea - eb);
+    t.sx  = x[31];
+    t.sub = x[31] ^ y[31];
+    t.ex  = swap ? eb : ea;
+    t.dd  = (d > 8'd26) ? 5'd27 : d[4:0];
+    t.ax  = {x[30:23] != 8'h0, x[22:0], 3'b000};
+    t.ysig = {y[30:23] != 8'h0, y[22:0]};
+    t.nan  = fp_is_nan(a[30:0]) || fp_is_nan(b[30:0]) || (a_inf && b_inf && t.sub);
+    t.inf  = a_inf || b_inf;
+    t.zsign = a[31] & b[31];
+    return t;
+  endfunction
+
+  // Phase 2: y shifted right by dd, the bits shifted out kept as the sticky bit.
+  function automatic fp_add_t fp_add_align(input fp_add_t t);
+    /* verilator no_inline_task */
+    fp_add_t     r;
     logic [53:0] yext;
-    logic [26:0] ax, ay;
-    logic [27:0] sum;
-    logic [4:0]  lz, sh;     // leading zeros of the sum, left shift
-    logic [7:0]  em;         // largest left shift that keeps the biased exponent >= 1
-    logic [26:0] norm;
-    logic [8:0]  e;          // biased exponent of norm[26], 1 ..= 255
+    r    = t;
+    yext = {t.ysig, 3'b000, 27'h0} >> t.dd;
+    r.ay = {yext[53:28], yext[27] | (|yext[26:0])};
+    return r;
+  endfunction
+
+  // Phases 3 and 4: {1'b0, ax} + {1'b0, ay}, or minus (ax + ~ay + 1: ax is the larger
+  // magnitude, so no borrow leaves bit 27), in two halves.
+  function automatic fp_add_t fp_add_sum_lo(input fp_add_t t);
+    /* verilator no_inline_task */
+    fp_add_t     r;
+    logic [14:0] s;
+    r      = t;
+    s      = {1'b0, t.ax[13:0]} + {1'b0, t.ay[13:0] ^ {14{t.sub}}} + {14'h0, t.sub};
+    r.lo   = s[13:0];
+    r.c_lo = s[14];
+    return r;
+  endfunction
+
+  function automatic fp_add_t fp_add_sum_hi(input fp_add_t t);
+    /* verilator no_inline_task */
+    fp_add_t     r;
+    logic [13:0] h;
+    r     = t;
+    h     = {1'b0, t.ax[26:14]} + ({1'b0, t.ay[26:14]} ^ {14{t.sub}}) + {13'h0, t.c_lo};
+    r.sum = {h, t.lo};
+    return r;
+  endfunction
+
+  // Phase 5: the normalisation's shift and exponent (a carry shifts right by one; otherwise left
+  // by the leading zeros, stopping at biased exponent 1).
+  function automatic fp_add_t fp_add_lzc(input fp_add_t t);
+    /* verilator no_inline_task */
+    fp_add_t    r;
+    logic [4:0] lz;
+    logic [7:0] em;      // largest left shift that keeps the biased exponent >= 1
+    r      = t;
+    r.zero = (t.sum == 28'h0);
+    lz     = fp_lzc27(t.sum[26:0]);
+    em     = t.ex - 8'd1;
+    // Stop at biased exponent 1: em < lz (<= 27) fits in 5 bits.
+    r.sh   = ({3'b000, lz} < em) ? lz : em[4:0];
+    r.e    = t.sum[27] ? ({1'b0, t.ex} + 9'd1) : ({1'b0, t.ex} - {4'h0, r.sh});
+    return r;
+  endfunction
+
+  // Phase 6: the normalising shift.
+  function automatic fp_add_t fp_add_shift(input fp_add_t t);
+    /* verilator no_inline_task */
+    fp_add_t r;
+    r      = t;
+    r.norm = t.sum[27] ? {t.sum[27:2], t.sum[1] | t.sum[0]} : (t.sum[26:0] << t.sh);
+    return r;
+  endfunction
+
+  // Phase 7: rounding to nearest even and the special results.
+  function automatic logic [31:0] fp_add_round(input fp_add_t t);
+    /* verilator no_inline_task */
     logic [7:0]  field;
     logic        rnd;
     logic [30:0] mag;
     logic [31:0] r;
-
-    a_inf = (a[30:0] == 31'h7F80_0000);
-    b_inf = (b[30:0] == 31'h7F80_0000);
-
-    swap = b[30:0] > a[30:0];
-    x    = swap ? b : a;
-    y    = swap ? a : b;
-    sx   = x[31];
-    sub  = x[31] ^ y[31];
-    ex   = (x[30:23] == 8'h0) ? 8'd1 : x[30:23];
-    ey   = (y[30:23] == 8'h0) ? 8'd1 : y[30:23];
-    d    = ex - ey;
-    dd   = (d > 8'd26) ? 5'd27 : d[4:0];
-    ax   = {x[30:23] != 8'h0, x[22:0], 3'b000};
-    yext = {y[30:23] != 8'h0, y[22:0], 3'b000, 27'h0} >> dd;
-    ay   = {yext[53:28], yext[27] | (|yext[26:0])};
-    sum  = sub ? ({1'b0, ax} - {1'b0, ay}) : ({1'b0, ax} + {1'b0, ay});
-
-    lz = fp_lzc27(sum[26:0]);
-    em = ex - 8'd1;
-    sh = 5'd0;
-    if (sum[27]) begin
-      norm = {sum[27:2], sum[1] | sum[0]};
-      e    = {1'b0, ex} + 9'd1;
-    end else begin
-      // Stop at biased exponent 1: em < lz (<= 27) fits in 5 bits.
-      sh   = ({3'b000, lz} < em) ? lz : em[4:0];
-      norm = sum[26:0] << sh;
-      e    = {1'b0, ex} - {4'h0, sh};
-    end
-    field = norm[26] ? e[7:0] : 8'h0;
-    rnd   = norm[2] & (norm[1] | norm[0] | norm[3]);
-    mag   = {field, norm[25:3]} + {30'h0, rnd};
-
-    if (fp_is_nan(a[30:0]) || fp_is_nan(b[30:0]) || (a_inf && b_inf && sub)) begin
+    field = t.norm[26] ? t.e[7:0] : 8'h0;
+    rnd   = t.norm[2] & (t.norm[1] | t.norm[0] | t.norm[3]);
+    mag   = {field, t.norm[25:3]} + {30'h0, rnd};
+    if (t.nan) begin
       r = CanonNanF32;
-    end else if (a_inf || b_inf) begin
-      r = x;                              // the infinity has the larger magnitude
-    end else if (sum == 28'h0) begin
-      r = {a[31] & b[31], 31'h0};         // exact zero: -0 only for (-0) + (-0)
-    end else if (e >= 9'd255) begin
-      r = {sx, 31'h7F80_0000};            // the carry pushed the exponent past the maximum
+    end else if (t.inf) begin
+      r = {t.sx, 31'h7F80_0000};          // the infinity has the larger magnitude
+    end else if (t.zero) begin
+      r = {t.zsign, 31'h0};               // exact zero: -0 only for (-0) + (-0)
+    end else if (t.e >= 9'd255) begin
+      r = {t.sx, 31'h7F80_0000};          // the carry pushed the exponent past the maximum
     end else begin
-      r = {sx, mag};                      // a rounding carry may give infinity, correctly
+      r = {t.sx, mag};                    // a rounding carry may give infinity, correctly
     end
     return r;
+  endfunction
+
+  function automatic logic [31:0] fp_add(input logic [31:0] a, input logic [31:0] b);
+    /* verilator no_inline_task */
+    return fp_add_round(fp_add_shift(fp_add_lzc(fp_add_sum_hi(fp_add_sum_lo(
+             fp_add_align(fp_add_swap(a, b)))))));
   endfunction
 
   // Total-order key of a non-NaN f32: unsigned comparison of the keys orders the values, with
@@ -266,19 +343,6 @@ package dysharp_fp_pkg;
     return r;
   endfunction
 
-  // a op b for rop 0 add, 1 min, 2 max (reserved 3: add).
-  function automatic logic [31:0] fp_combine(input logic [1:0] rop, input logic [31:0] a,
-                                             input logic [31:0] b);
-    /* verilator no_inline_task */
-    logic [31:0] r;
-    case (rop)
-      2'd1:    r = fp_min(a, b);
-      2'd2:    r = fp_max(a, b);
-      default: r = fp_add(a, b);
-    endcase
-    return r;
-  endfunction
-
   // ---------------------------------------------------------------------------------------------
   // Lane-parallel flit accumulator
   // ---------------------------------------------------------------------------------------------
@@ -296,16 +360,135 @@ package dysharp_fp_pkg;
     return r;
   endfunction
 
-  // One lane of a reduction step: acc op x (x already widened to f32); with native set and a
-  // 16-bit dtype the result is rounded to dtype and widened back (dysharp_fp_acc_lane).
-  function automatic logic [31:0] fp_lane_step(input logic [1:0] dtype, input logic [1:0] rop,
-                                               input logic native, input logic [31:0] acc,
-                                               input logic [31:0] x);
+  // ---------------------------------------------------------------------------------------------
+  // One lane of a reduction step in phases (dysharp_fp_step; fp_acc_step is their composition)
+  // ---------------------------------------------------------------------------------------------
+
+  // A flit step's operation.
+  typedef struct packed {
+    logic       en;      // step this flit (else the accumulator passes)
+    logic       init;    // the flit starts the reduction
+    logic [1:0] dtype;
+    logic [1:0] rop;
+    logic       native;  // round to dtype after the step
+  } fp_ctl_t;
+
+  // One lane's state between phases (unpacked, as fp_add_t: a simulator keeps each field a
+  // variable of its own instead of bits of one wide word).
+  typedef struct {
+    logic        done;   // byp (and r) is the lane's result (a pass, an init, an f32 flit's
+                         // upper lane): no later phase changes the state
+    logic        mm;     // byp is a min/max result (still rounded to dtype when native)
+    logic [31:0] byp;
+    logic [31:0] a;      // the accumulator lane
+    logic [31:0] xw;     // the flit's lane: raw before phase 0, widened to f32 after
+    fp_add_t     add;
+    logic        narrowed;  // r holds the result rounded to dtype (16 bits)
+    logic [31:0] r;      // the result, from phase 5 on
+  } fp_lane_t;
+
+  // Phases of a step (fp_lane_phase): 0 widen the flit's lane, 1 min/max or the adder's swap,
+  // 2 align, 3 and 4 the sum's halves, 5 leading zeros, 6 normalising shift, 7 round, 8 round to
+  // dtype (native), 9 widen back.
+  localparam int unsigned FpPhases = 10;
+
+  // Lane i of acc and of flit x (raw) as a lane state before phase 0.
+  function automatic fp_lane_t fp_lane_in(input fp_ctl_t c, input logic [FpAccBits-1:0] acc,
+                                          input flit_t x, input int unsigned i);
+    fp_lane_t   t;
+    logic [1:0] j;  // f32 lane index within the flit
+    j    = i[1:0];
+    t    = '{default: '0};
+    t.a  = acc[32*i +: 32];
+    if (!c.en) begin
+      // the accumulator passes
+      t.done = 1'b1;
+      t.byp  = t.a;
+      t.r    = t.a;
+    end else if (!fp_is16(c.dtype)) begin
+      t.xw = (i < FpAccLanes / 2) ? x[32*j +: 32] : 32'h0;
+    end else begin
+      t.xw = {16'h0, x[16*i[2:0] +: 16]};
+    end
+    return t;
+  endfunction
+
+  // Phase k of a lane of a step (i: the lane). A lane whose state is done is left as it is, so a
+  // caller may skip the call for it.
+  function automatic fp_lane_t fp_lane_phase(input int unsigned k, input fp_ctl_t c,
+                                             input int unsigned i, input fp_lane_t t);
     /* verilator no_inline_task */
-    logic [31:0] r;
-    r = fp_combine(rop, acc, x);
-    if (native && fp_is16(dtype)) r = fp_widen(dtype, fp_narrow(dtype, r));
+    fp_lane_t r;
+    r = t;
+    if (!t.done) begin
+      unique case (k)
+        0: begin
+          if (fp_is16(c.dtype)) r.xw = fp_widen(c.dtype, t.xw);
+          if (c.init) begin
+            r.done = 1'b1;
+            r.byp  = fp_canon(r.xw);
+          end else if (!fp_is16(c.dtype) && i >= FpAccLanes / 2) begin
+            r.done = 1'b1;
+            r.byp  = 32'h0;
+          end
+          r.r = r.byp;
+        end
+        1: begin
+          if (c.rop == 2'd1) begin
+            r.mm  = 1'b1;
+            r.byp = fp_min(t.a, t.xw);
+          end else if (c.rop == 2'd2) begin
+            r.mm  = 1'b1;
+            r.byp = fp_max(t.a, t.xw);
+          end else begin
+            r.add = fp_add_swap(t.a, t.xw);
+          end
+        end
+        2: if (!t.mm) r.add = fp_add_align(t.add);
+        3: if (!t.mm) r.add = fp_add_sum_lo(t.add);
+        4: if (!t.mm) r.add = fp_add_sum_hi(t.add);
+        5: if (!t.mm) r.add = fp_add_lzc(t.add);
+        6: if (!t.mm) r.add = fp_add_shift(t.add);
+        7: r.r = t.mm ? t.byp : fp_add_round(t.add);
+        8: begin
+          if (c.native && fp_is16(c.dtype)) begin
+            r.r        = fp_narrow(c.dtype, t.r);
+            r.narrowed = 1'b1;
+          end
+        end
+        9: if (t.narrowed) r.r = fp_widen(c.dtype, t.r);
+        default: r = t;
+      endcase
+    end
     return r;
+  endfunction
+
+  // The registers of a step of n stages: bit k set puts a register after phase k (phase 9's
+  // result is always registered, the step's output). Each phase alone takes 2.3 to 5.4 ns in
+  // sky130 at tt (docs/area.md), so 150 MHz needs every cut (n = 10); fewer stages merge
+  // neighbouring phases.
+  function automatic logic [FpPhases-2:0] fp_step_cuts(input int unsigned n);
+    logic [FpPhases-2:0] m;
+    unique case (n)
+      1:       m = 9'b000_000_000;
+      2:       m = 9'b000_010_000;
+      3:       m = 9'b001_000_100;
+      4:       m = 9'b010_010_010;
+      5:       m = 9'b010_101_010;
+      6:       m = 9'b011_010_110;
+      7:       m = 9'b011_010_111;
+      8:       m = 9'b011_011_111;
+      9:       m = 9'b011_111_111;
+      default: m = 9'b111_111_111;
+    endcase
+    return m;
+  endfunction
+
+  // Cycles from a payload flit's operands to its reduced flit in dysharp_reduce_acc: an input
+  // register, the first port's init, NumPorts - 1 steps of fp_stages each, the finish.
+  function automatic int unsigned fp_red_latency(input int unsigned num_ports,
+                                                 input int unsigned fp_stages);
+    return 3 + (num_ports - 1) * fp_stages;
   endfunction
 
   // First input of a reduction: every lane widened to f32, a NaN lane as the canonical f32 NaN.
@@ -319,7 +502,8 @@ package dysharp_fp_pkg;
   endfunction
 
   // Next input of a reduction: acc_lane = acc_lane op widen(x_lane); with native set and a
-  // 16-bit dtype the result is rounded to dtype (and widened back) after every step.
+  // 16-bit dtype the result is rounded to dtype (and widened back) after every step. The phases
+  // of dysharp_fp_step in one cycle.
   function automatic logic [FpAccBits-1:0] fp_acc_step(input logic [1:0] dtype,
                                                        input logic [1:0] rop,
                                                        input logic native,
@@ -327,11 +511,15 @@ package dysharp_fp_pkg;
                                                        input flit_t x);
     /* verilator no_inline_task */
     logic [FpAccBits-1:0] acc_n;
-    logic [31:0]          r;
+    fp_ctl_t              c;
+    fp_lane_t             t;
+    c = '{en: 1'b1, init: 1'b0, dtype: dtype, rop: rop, native: native};
     for (int unsigned i = 0; i < FpAccLanes; i++) begin
-      r = fp_lane_step(dtype, rop, native, acc[32*i +: 32], fp_flit_lane(dtype, x, i));
-      if (!fp_is16(dtype) && i >= FpAccLanes / 2) r = 32'h0;
-      acc_n[32*i +: 32] = r;
+      t = fp_lane_in(c, acc, x, i);
+      for (int unsigned k = 0; k < FpPhases; k++) begin
+        t = fp_lane_phase(k, c, i, t);
+      end
+      acc_n[32*i +: 32] = t.r;
     end
     return acc_n;
   endfunction

@@ -3,19 +3,17 @@
 // ASCENDING PORT ORDER with fp_acc_init / fp_acc_step / fp_acc_finish of dysharp_fp_pkg, so the
 // result does not depend on the order in which the partials arrived.
 //
-// One per result engine of dysharp_reduce_unit (from its stage C). Its own module so that
-// synthesis takes an engine's chained steps as one block (docs/area.md); each step is a
-// dysharp_fp_acc_flit, synthesized once.
-//
-// Pipelined over the ports (the order is architectural, so the chain is cut, not rebalanced as a
-// tree): Stages stages, stage s reducing ports [s*PortsPerStage, (s+1)*PortsPerStage) into the
-// accumulator it received from stage s-1. Between stages a register holds the accumulator, whether
-// a port has been taken yet, the operation, and the flits of the ports still to come; the
-// pipeline advances every cycle (the caller reserves room for what leaves it), so payload_o is the
-// result of the inputs of Stages - 1 cycles before. Stages = 1: combinational, NumPorts - 1
-// chained steps in one cycle. Without valid_i nothing is reduced (no lane is enabled, payload_o
-// is 0 Stages - 1 cycles later): operand isolation, which also spares a simulator every lane of
-// every idle cycle.
+// One per unit of dysharp_reduce_pool (from an engine's stage C). A chain, one flit per cycle
+// sustained, payload_o fp_red_latency(NumPorts, FpStages) cycles after the inputs:
+//   - an input register (the banks' outputs come from RAM through the pool's routing);
+//   - port 0's fp_acc_init (a widening, no adder), registered;
+//   - for each later port a dysharp_fp_step of FpStages stages: the first expected port
+//     initialises the accumulator, every later one steps it, the others pass it. The order is
+//     architectural, so the chain is cut, not rebalanced as a tree; each step carries the
+//     operation and the flits of the ports still to come (its side data);
+//   - fp_acc_finish (rounding every lane to the data type), registered.
+// Without valid_i nothing is reduced (no lane is enabled, payload_o is 0 at the end): operand
+// isolation, which also spares a simulator every lane of every idle cycle.
 
 `include "dysharp_assert.svh"
 
@@ -24,19 +22,17 @@ module dysharp_reduce_acc
   import dysharp_fp_pkg::*;
 #(
   parameter int unsigned NumPorts = 8,
-  parameter int unsigned Stages   = 1     // 1..NumPorts
+  parameter int unsigned FpStages = 10    // pipeline stages of one flit step, 1..FpPhases
 ) (
-  input  logic                 clk_i,     // the pipeline registers (Stages > 1)
+  input  logic                 clk_i,
   input  logic                 valid_i,   // the inputs are a payload flit's to reduce
   input  logic [1:0]           dtype_i,
   input  logic [1:0]           rop_i,
   input  logic                 acc_i,     // AccNative: accumulate in the data type
   input  logic [NumPorts-1:0]  exp_i,     // the ports whose flits are reduced
   input  flit_t [NumPorts-1:0] data_i,    // port p's stored flit
-  output flit_t                payload_o  // Stages - 1 cycles after the inputs
+  output flit_t                payload_o  // fp_red_latency(NumPorts, FpStages) cycles later
 );
-
-  localparam int unsigned PortsPerStage = (NumPorts + Stages - 1) / Stages;
 
   typedef struct packed {
     logic                v;
@@ -44,91 +40,109 @@ module dysharp_reduce_acc
     logic [1:0]          rop;
     logic                acc;
     logic [NumPorts-1:0] exp;
+    logic                started;   // an earlier port initialised the accumulator
   } op_t;
 
-  for (genvar s = 0; s < Stages; s++) begin : g_stage
-    localparam int unsigned Lo = s * PortsPerStage;
-    localparam int unsigned Hi = ((s + 1) * PortsPerStage < NumPorts) ? (s + 1) * PortsPerStage
-                                                                       : NumPorts;
-    op_t                  op;
-    logic [FpAccBits-1:0] acc_in, acc_out;
-    logic                 started_in, started_out;
-    flit_t [NumPorts-1:0] data;      // ports Lo.. are meaningful
+  // Input register.
+  op_t                  in_op_q;
+  flit_t [NumPorts-1:0] in_data_q;
+  always_ff @(posedge clk_i) begin
+    in_op_q   <= '{v: valid_i, dtype: dtype_i, rop: rop_i, acc: acc_i,
+                   exp: valid_i ? exp_i : '0, started: 1'b0};
+    in_data_q <= valid_i ? data_i : '0;
+  end
 
-    if (s == 0) begin : g_first
-      assign op         = '{v: valid_i, dtype: dtype_i, rop: rop_i, acc: acc_i,
-                              exp: valid_i ? exp_i : '0};
-      assign acc_in     = '0;
-      assign started_in = 1'b0;
-      assign data       = data_i;
-    end else begin : g_reg
-      // Data only: the pipeline's validity is the caller's.
-      always_ff @(posedge clk_i) begin
-        op         <= g_stage[s-1].op;
-        acc_in     <= g_stage[s-1].acc_out;
-        started_in <= g_stage[s-1].started_out;
-        // Ports reduced in earlier stages are not carried (constant, removed in synthesis).
-        for (int unsigned p = 0; p < NumPorts; p++) begin
-          data[p] <= (p >= Lo) ? g_stage[s-1].data[p] : '0;
-        end
+  // Port 0: initialise (the first port has nothing to step).
+  op_t                  p0_op_q;
+  logic [FpAccBits-1:0] p0_acc_q;
+  flit_t [NumPorts-1:0] p0_data_q;   // ports 1.. are meaningful
+  always_ff @(posedge clk_i) begin
+    p0_op_q         <= in_op_q;
+    p0_op_q.started <= in_op_q.exp[0];
+    p0_acc_q        <= in_op_q.exp[0] ? fp_acc_init(in_op_q.dtype, in_data_q[0]) : '0;
+    p0_data_q       <= in_data_q;
+    p0_data_q[0]    <= '0;
+  end
+
+  // Port p's step: before it the operation, the accumulator and the flits of ports p.. (the side
+  // data of a step is its operation and the flits of the ports after it); after it the same for
+  // port p + 1.
+  for (genvar p = 1; p < NumPorts; p++) begin : g_port
+    localparam int unsigned Later = NumPorts - 1 - p;            // ports after p
+    localparam int unsigned SideW = $bits(op_t) + ((Later > 0) ? Later * FlitBits : 0);
+    op_t                  op_in, op_n, op_out;
+    logic                 v_out;
+    logic [FpAccBits-1:0] acc_in, acc_out;
+    flit_t                x;
+    logic [SideW-1:0]     side_in, side_out;
+    if (p == 1) begin : g_first
+      assign op_in  = p0_op_q;
+      assign acc_in = p0_acc_q;
+      assign x      = p0_data_q[1];
+      if (Later > 0) begin : g_later
+        assign side_in = {op_n, p0_data_q[NumPorts-1:2]};
+      end else begin : g_last
+        assign side_in = op_n;
+      end
+    end else begin : g_next
+      assign op_in  = g_port[p-1].op_out;
+      assign acc_in = g_port[p-1].acc_out;
+      assign x      = g_port[p-1].side_out[0 +: FlitBits];
+      if (Later > 0) begin : g_later
+        assign side_in = {op_n, g_port[p-1].side_out[FlitBits +: Later * FlitBits]};
+      end else begin : g_last
+        assign side_in = op_n;
       end
     end
-
-    // Port p's flit (one dysharp_fp_acc_flit per port: the area flow synthesizes one flit once):
-    // the first expected port initialises the accumulator, every later one steps it.
-    logic [FpAccBits-1:0] acc_c     [Lo:Hi];  // after the ports before p
-    logic                 started_c [Lo:Hi];
-    // Port 0 can only start a reduction (no step: no adder), the others start or step it.
-    localparam int unsigned StepLo = (s == 0) ? 1 : Lo;
-    if (s == 0) begin : g_port0
-      assign acc_c[1]     = op.exp[0] ? fp_acc_init(op.dtype, data[0]) : acc_in;
-      assign started_c[1] = op.exp[0];
-      logic unused_started0;
-      assign unused_started0 = started_in;   // 0 in the first stage
+    always_comb begin
+      op_n         = op_in;
+      op_n.started = op_in.started || op_in.exp[p];
     end
-    assign acc_c[Lo]     = acc_in;
-    assign started_c[Lo] = started_in;
-    for (genvar p = StepLo; p < Hi; p++) begin : g_port
-      dysharp_fp_acc_flit u_step (
-        .en_i     (op.exp[p]),
-        .init_i   (!started_c[p]),
-        .dtype_i  (op.dtype),
-        .rop_i    (op.rop),
-        .native_i (op.acc),
-        .acc_i    (acc_c[p]),
-        .x_i      (data[p]),
-        .acc_o    (acc_c[p+1])
-      );
-      assign started_c[p+1] = started_c[p] || op.exp[p];
-    end
-    assign acc_out     = acc_c[Hi];
-    assign started_out = started_c[Hi];
-
-    // The ports of earlier stages (zero here), and the last stage's `started`.
-    if (Lo > 0) begin : g_unused_lo
-      logic unused_lo;
-      assign unused_lo = ^data[Lo-1:0];
-    end
-    if (s == Stages - 1) begin : g_unused_started
-      logic unused_started;
-      assign unused_started = started_out;
+    dysharp_fp_step #(
+      .Stages (FpStages),
+      .SideW  (SideW)
+    ) u_step (
+      .clk_i    (clk_i),
+      .valid_i  (op_in.v),
+      .en_i     (op_in.exp[p]),
+      .init_i   (!op_in.started),
+      .dtype_i  (op_in.dtype),
+      .rop_i    (op_in.rop),
+      .native_i (op_in.acc),
+      .acc_i    (acc_in),
+      .x_i      (x),
+      .side_i   (side_in),
+      .acc_o    (acc_out),
+      .side_o   (side_out),
+      .valid_o  (v_out)
+    );
+    // The operation's validity travels beside it (the data registers hold behind an idle slot).
+    always_comb begin
+      op_out   = side_out[SideW-1 -: $bits(op_t)];
+      op_out.v = v_out;
     end
   end
 
-  always_comb begin
-    payload_o = '0;
-    if (g_stage[Stages-1].op.v) begin
-      payload_o = fp_acc_finish(g_stage[Stages-1].op.dtype, g_stage[Stages-1].acc_out);
-    end
+  op_t                  op_end;
+  logic [FpAccBits-1:0] acc_end;
+  assign op_end  = g_port[NumPorts-1].op_out;
+  assign acc_end = g_port[NumPorts-1].acc_out;
+
+  logic unused_p0;
+  assign unused_p0 = ^p0_data_q[0];
+
+  // Finish, registered.
+  always_ff @(posedge clk_i) begin
+    payload_o <= op_end.v ? fp_acc_finish(op_end.dtype, acc_end) : '0;
   end
 
-  if (Stages == 1) begin : g_no_clk
-    logic unused_clk;
-    assign unused_clk = clk_i;
-  end
+  logic unused_end;
+  assign unused_end = ^{op_end.rop, op_end.acc, op_end.exp, op_end.started};
 
 `ifndef SYNTHESIS
-  `DYSHARP_ASSERT_INIT(a_stages, Stages >= 1 && Stages <= NumPorts, "Stages must be 1..NumPorts")
+  `DYSHARP_ASSERT_INIT(a_ports, NumPorts >= 2, "a reduction chain has at least two ports")
+  `DYSHARP_ASSERT_INIT(a_stages, FpStages >= 1 && FpStages <= FpPhases,
+    "FpStages must be 1..10 (the phases of a step)")
 `endif
 
 endmodule

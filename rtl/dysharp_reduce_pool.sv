@@ -3,7 +3,8 @@
 // `Switch::partial` through sim/src/numerics.rs).
 //
 // Units dysharp_reduce_acc instances, each reducing one payload flit per cycle over the expected
-// ports in ascending port order (bit-exact, AccStages pipeline stages). A result engine that has a
+// ports in ascending port order (bit-exact; FpStages pipeline stages per flit step, AccStages - 1 =
+// fp_red_latency(NumPorts, FpStages) cycles in all). A result engine that has a
 // payload flit to read asks in its stage I (req_i); up to Units engines are granted per cycle,
 // round robin from a rotating pointer, and only a granted engine reads its banks. In the next
 // cycle (its stage C) the banks' outputs of each granted engine go to the unit that granted it,
@@ -21,10 +22,11 @@
 
 module dysharp_reduce_pool
   import dysharp_pkg::*;
+  import dysharp_fp_pkg::*;
 #(
   parameter int unsigned NumPorts  = 8,
   parameter int unsigned Units     = 2,
-  parameter int unsigned AccStages = 2
+  parameter int unsigned FpStages  = 10
 ) (
   input  logic                                     clk_i,
   input  logic                                     rst_ni,
@@ -42,7 +44,8 @@ module dysharp_reduce_pool
   output flit_t [NumPorts-1:0]                     payload_o
 );
 
-  localparam int unsigned QW = (NumPorts > 1) ? $clog2(NumPorts) : 1;
+  localparam int unsigned QW        = (NumPorts > 1) ? $clog2(NumPorts) : 1;
+  localparam int unsigned AccStages = fp_red_latency(NumPorts, FpStages) + 1;
 
   typedef logic [QW-1:0] q_t;
 
@@ -117,7 +120,7 @@ module dysharp_reduce_pool
 
     dysharp_reduce_acc #(
       .NumPorts (NumPorts),
-      .Stages   (AccStages)
+      .FpStages (FpStages)
     ) u_acc (
       .clk_i     (clk_i),
       .valid_i   (v),

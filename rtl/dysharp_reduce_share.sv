@@ -90,7 +90,9 @@ module dysharp_reduce_share
   localparam int unsigned Depth  = Share * MaxLen;                 // flits per bank
   localparam int unsigned InfoD  = (Share > 1) ? Share : 2;        // the RAM needs two words
   localparam int unsigned InfoAW = (InfoD > 1) ? $clog2(InfoD) : 1;
-  localparam int unsigned OutD   = 3 + AccStages;                  // output FIFO (flits)
+  localparam int unsigned OutD   = 4 + AccStages;                  // output FIFO (flits)
+  localparam int unsigned PipeD  = AccStages - 1;                  // stage C to stage O, cycles
+  localparam int unsigned PipeW  = (PipeD > 1) ? $clog2(PipeD) : 1;
   localparam bit          TmoOn  = RedTimeout != 0;
 
   typedef logic [IdxW-1:0]     idx_t;
@@ -350,6 +352,7 @@ module dysharp_reduce_share
   logic                o_v, o_hdr, o_last;
   flit_t               o_f0;
   logic [$clog2(AccStages+1)-1:0] acc_infl;     // ops in stage C and the reduction pipeline
+  logic [$clog2(AccStages+1)-1:0] pipe_cnt_q;   // ops in the reduction pipeline
 
   // Ready: every expected port has answered (a result, or the end of a quarantine), or old
   // with no partial half received (a timeout, or a quarantine that expires).
@@ -531,52 +534,48 @@ module dysharp_reduce_share
   assign acc_data_o  = b_rdata;
   assign payload     = acc_payload_i;
 
-  // What goes with the flit through the reduction pipeline: valid, flit0 (computed in stage C,
-  // from the cur_* registers a new entry overwrites), last.
-  if (AccStages > 1) begin : g_acc_pipe
-    logic [AccStages-2:0] pv_q, ph_q, pl_q;
-    flit_t                pf_q [AccStages-1];
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        pv_q <= '0;
-      end else begin
-        pv_q[0] <= c_v_q;
-        for (int unsigned s = 1; s < AccStages - 1; s++) begin
-          pv_q[s] <= pv_q[s-1];
-        end
-      end
+  // What goes with the flit through the reduction pipeline, PipeD cycles from stage C to stage O:
+  // valid (flip-flops, reset), and flit0 (computed in stage C, from the cur_* registers a new
+  // entry overwrites), header and last in a RAM written in stage C at wptr_q and read one cycle
+  // before stage O (a delay line: the slot written PipeD cycles before, wptr_q + 1).
+  logic [PipeD-1:0] pv_q;
+  logic [PipeW-1:0] wptr_q, rptr;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pv_q       <= '0;
+      wptr_q     <= '0;
+      pipe_cnt_q <= '0;
+    end else begin
+      pv_q       <= {pv_q[PipeD-2:0], c_v_q};
+      wptr_q     <= (32'(wptr_q) == PipeD - 1) ? '0 : wptr_q + 1'b1;
+      pipe_cnt_q <= pipe_cnt_q + $bits(pipe_cnt_q)'(c_v_q) - $bits(pipe_cnt_q)'(pv_q[PipeD-1]);
     end
-    // Data only: read while the matching pv_q bit is set.
-    always_ff @(posedge clk_i) begin
-      ph_q[0] <= c_hdr_q;
-      pl_q[0] <= c_last_q;
-      pf_q[0] <= flit_t'(f0);
-      for (int unsigned s = 1; s < AccStages - 1; s++) begin
-        ph_q[s] <= ph_q[s-1];
-        pl_q[s] <= pl_q[s-1];
-        pf_q[s] <= pf_q[s-1];
-      end
-    end
-    assign o_v    = pv_q[AccStages-2];
-    assign o_hdr  = ph_q[AccStages-2];
-    assign o_last = pl_q[AccStages-2];
-    assign o_f0   = pf_q[AccStages-2];
-    always_comb begin
-      acc_infl = $bits(acc_infl)'(c_v_q);
-      for (int unsigned s = 0; s < AccStages - 1; s++) begin
-        acc_infl = acc_infl + $bits(acc_infl)'(pv_q[s]);
-      end
-    end
-  end else begin : g_acc_comb
-    assign o_v      = c_v_q;
-    assign o_hdr    = c_hdr_q;
-    assign o_last   = c_last_q;
-    assign o_f0     = flit_t'(f0);
-    assign acc_infl = $bits(acc_infl)'(c_v_q);
   end
+  assign rptr = (32'(wptr_q) == PipeD - 1) ? '0 : wptr_q + 1'b1;
+  logic [FlitBits+1:0] pipe_rdata;
+  dysharp_ram_1r1w #(
+    .Width (FlitBits + 2),
+    .Depth (PipeD)
+  ) u_pipe (
+    .clk_i   (clk_i),
+    .we_i    (c_v_q),
+    .waddr_i (wptr_q),
+    .wdata_i ({c_hdr_q, c_last_q, flit_t'(f0)}),
+    .re_i    (pv_q[PipeD-2]),
+    .raddr_i (rptr),
+    .rdata_o (pipe_rdata)
+  );
+  assign o_v      = pv_q[PipeD-1];
+  assign o_hdr    = pipe_rdata[FlitBits+1];
+  assign o_last   = pipe_rdata[FlitBits];
+  assign o_f0     = pipe_rdata[FlitBits-1:0];
+  assign acc_infl = $bits(acc_infl)'(c_v_q) + pipe_cnt_q;
 
+  // The output FIFO: an SRAM-shaped queue (OutD flits of 129 bits, over 1 KB at the default).
   logic [FlitBits:0] out_word;
-  dysharp_fifo #(
+  logic              unused_out_last;
+  dysharp_fifo_bank #(
+    .NumQ  (1),
     .Width (FlitBits + 1),
     .Depth (OutD)
   ) u_out (
@@ -585,9 +584,11 @@ module dysharp_reduce_share
     .in_valid_i  (o_v),
     .in_ready_o  (fifo_in_ready),
     .in_data_i   ({o_last, o_hdr ? o_f0 : payload}),
+    .in_last_i   (1'b0),
     .out_valid_o (res_valid_o),
     .out_ready_i (res_ready_i),
     .out_data_o  (out_word),
+    .out_last_o  (unused_out_last),
     .usage_o     (fifo_usage)
   );
   assign res_data_o = out_word[FlitBits-1:0];
@@ -678,6 +679,9 @@ module dysharp_reduce_share
   ////////////////
 
 `ifndef SYNTHESIS
+  `DYSHARP_ASSERT_INIT(a_acc_stages, AccStages >= 3,
+    "the reduction pipeline is at least two cycles deep (its delay line reads a cycle ahead)")
+
   // Packet length checker of the result stream.
   logic [CntW-1:0] sva_res_cnt_q;   // flits of the current packet already accepted
   logic [CntW-1:0] sva_res_len_q;   // its expected flit count minus one

@@ -33,8 +33,9 @@
 // Result engine (requester q, one flit per cycle): when every expected port has answered, the
 // entry may be picked. Pick and the read of flit0's data happen in one cycle (stage I), the
 // banks' and the info RAM's registered outputs are combined in the next (stage C: flit0, and the
-// first of the AccStages pipeline stages of a dysharp_reduce_acc for a payload flit), and the
-// flit is pushed to a small output FIFO AccStages - 1 cycles later. The reductions are a pool of
+// first cycle of a dysharp_reduce_acc's chain for a payload flit), and the flit is pushed to a
+// small output FIFO AccStages - 1 cycles later (AccStages - 1 = fp_red_latency(NumPorts,
+// FpStages): FpStages pipeline stages per flit step). The reductions are a pool of
 // Units dysharp_reduce_acc shared by the engines (dysharp_reduce_pool): an engine reads a payload
 // flit only in a cycle in which the pool grants it a unit (up to Units engines per cycle, round
 // robin). flit0 is RSP_ERROR with the code
@@ -67,7 +68,7 @@ module dysharp_reduce_unit
   parameter int unsigned NumPorts   = 8,
   parameter int unsigned RedEntries = 256, // 32 per requester at 8 ports: 64 KB of partials per port
   parameter int unsigned RedTimeout = 65536, // cycles a partial may be missing (0 = wait for ever)
-  parameter int unsigned AccStages  = 2,    // pipeline stages of a payload flit's reduction
+  parameter int unsigned FpStages   = 10,   // pipeline stages of one flit step of a reduction
   parameter int unsigned Units      = (NumPorts + 3) / 4  // flit reductions shared by the engines
 ) (
   input  logic                                clk_i,
@@ -101,6 +102,9 @@ module dysharp_reduce_unit
   output logic [NumPorts-1:0][TagWidth-1:0]   evt_tag_o,
   output logic [NumPorts-1:0][SrcPortWidth-1:0] evt_port_o
 );
+
+  // A payload flit's reduced flit leaves the pool AccStages - 1 cycles after its stage C.
+  localparam int unsigned AccStages = fp_red_latency(NumPorts, FpStages) + 1;
 
   localparam int unsigned Share    = RedEntries / NumPorts;          // entries per requester
   localparam int unsigned IdxW     = (Share > 1) ? $clog2(Share) : 1;
@@ -264,7 +268,7 @@ module dysharp_reduce_unit
   dysharp_reduce_pool #(
     .NumPorts  (NumPorts),
     .Units     (Units),
-    .AccStages (AccStages)
+    .FpStages  (FpStages)
   ) u_pool (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),

@@ -39,7 +39,7 @@ module dysharp_switch
   parameter int unsigned RedEntries     = 256,  // 64 KB of partials per port (the paper)
   parameter int unsigned XpDepth        = 128,
   parameter int unsigned RedTimeout     = 65536, // cycles a partial may be missing (0 = no limit)
-  parameter int unsigned RedAccStages   = 2,    // pipeline stages of a result flit's reduction
+  parameter int unsigned RedFpStages    = 10,   // pipeline stages of one flit step of a reduction
   parameter int unsigned RedUnits       = (NumPorts + 3) / 4  // flit reductions, shared
 ) (
   input  logic                                clk_i,
@@ -516,7 +516,7 @@ module dysharp_switch
     .NumPorts   (NumPorts),
     .RedEntries (RedEntries),
     .RedTimeout (RedTimeout),
-    .AccStages  (RedAccStages),
+    .FpStages   (RedFpStages),
     .Units      (RedUnits)
   ) u_reduce (
     .clk_i         (clk_i),

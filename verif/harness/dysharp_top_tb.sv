@@ -18,7 +18,7 @@ module dysharp_top_tb import dysharp_pkg::*; #(
   parameter int unsigned XpDepth        = 128,                // flits: 8 packets per crosspoint queue
   parameter int unsigned MemLines       = 4,                  // 16-byte lines per hub memory beat
   parameter int unsigned RedTimeout     = 65536,              // switch: cycles a partial may be missing (0: none)
-  parameter int unsigned RedAccStages   = 2,                  // switch: pipeline stages of a result's reduction
+  parameter int unsigned RedFpStages    = 10,                 // switch: pipeline stages of a reduction's flit step
   parameter int unsigned RedUnits       = (NumPorts + 3) / 4  // switch: flit reductions, shared
 ) (
   input  logic                                   clk_i,
@@ -73,7 +73,7 @@ module dysharp_top_tb import dysharp_pkg::*; #(
     .XpDepth        (XpDepth),
     .MemLines       (MemLines),
     .RedTimeout     (RedTimeout),
-    .RedAccStages   (RedAccStages),
+    .RedFpStages    (RedFpStages),
     .RedUnits       (RedUnits)
   ) u_dut (
     .clk_i                 (clk_i),
